@@ -1,0 +1,3 @@
+module github.com/gogml/gogml
+
+go 1.26
