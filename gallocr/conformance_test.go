@@ -1,0 +1,103 @@
+package gallocr
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// conformanceDir finds ../shared/conformance beside the checkout (CI lays
+// shared/ there), or a shared/ inside it.
+func conformanceDir(t testing.TB) string {
+	for _, d := range []string{"../../shared/conformance", "../shared/conformance"} {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("shared/conformance not found beside the checkout")
+	}
+	t.Skip("shared/conformance not found")
+	return ""
+}
+
+func loadGraphFile(t testing.TB, path string) *runtime.GraphFile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := runtime.ParseGraphFile(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+// TestConformance plans every graph of the corpus and compares the result
+// with the plan ggml computed, as parsed JSON values.
+func TestConformance(t *testing.T) {
+	dir := conformanceDir(t)
+	graphs, _ := filepath.Glob(filepath.Join(dir, "*.graph.json"))
+	if len(graphs) == 0 {
+		t.Fatal("no graphs in corpus")
+	}
+	for _, gpath := range graphs {
+		name := strings.TrimSuffix(filepath.Base(gpath), ".graph.json")
+		t.Run(name, func(t *testing.T) {
+			f := loadGraphFile(t, gpath)
+			pl, err := PlanFile(f, StrategyGGML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WritePlanFile(&got, f, pl); err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, name+".plan.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gv, wv any
+			if err := json.Unmarshal(got.Bytes(), &gv); err != nil {
+				t.Fatalf("our plan is not JSON: %v", err)
+			}
+			if err := json.Unmarshal(want, &wv); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gv, wv) {
+				t.Errorf("plan differs from ggml's:\n%s", diffPlans(gv, wv))
+			}
+		})
+	}
+}
+
+func diffPlans(got, want any) string {
+	g, w := got.(map[string]any), want.(map[string]any)
+	var out []string
+	if !reflect.DeepEqual(g["buffers"], w["buffers"]) {
+		out = append(out, "buffers: got "+toJSON(g["buffers"])+" want "+toJSON(w["buffers"]))
+	}
+	gt, _ := g["tensors"].([]any)
+	wt, _ := w["tensors"].([]any)
+	for i := 0; i < len(gt) && i < len(wt) && len(out) < 8; i++ {
+		if !reflect.DeepEqual(gt[i], wt[i]) {
+			out = append(out, "got  "+toJSON(gt[i])+"\n  want "+toJSON(wt[i]))
+		}
+	}
+	if len(gt) != len(wt) {
+		out = append(out, "tensor counts differ")
+	}
+	return strings.Join(out, "\n  ")
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,466 @@
+package gallocr
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// Strategy selects how the graph allocator assigns offsets.
+type Strategy int
+
+const (
+	// StrategyGGML places every tensor exactly where ggml's graph allocator
+	// places it (the default; checked against ggml's own plans).
+	StrategyGGML Strategy = iota
+	// StrategyOptimized keeps ggml's lifetimes and in-place decisions but
+	// assigns offsets for the whole graph at once, in less memory.
+	StrategyOptimized
+)
+
+// String names the strategy as the command line spells it.
+func (s Strategy) String() string {
+	switch s {
+	case StrategyOptimized:
+		return "optimized"
+	}
+	return "ggml"
+}
+
+// ParseStrategy reads "ggml" or "optimized".
+func ParseStrategy(s string) (Strategy, error) {
+	switch s {
+	case "ggml", "":
+		return StrategyGGML, nil
+	case "optimized":
+		return StrategyOptimized, nil
+	}
+	return 0, fmt.Errorf("unknown strategy %q (want ggml or optimized)", s)
+}
+
+// ErrBufferID reports a node or leaf buffer id outside the buffer list.
+var ErrBufferID = errors.New("buffer id out of range")
+
+// Placement is where the plan puts one tensor.
+type Placement struct {
+	// Buffer is an index into the allocator's buffer list (the first one
+	// whose buffer type holds the tensor), or -1 when the allocator does not
+	// place the tensor (preallocated, a view of one, or outside the graph).
+	Buffer int
+	Chunk  int
+	Offset uint64
+	// Size is the buffer type's alloc size of the tensor itself.
+	Size uint64
+}
+
+// Block is one range handed out by the dynamic allocator, and its
+// lifetime: the tensors that share it (a tensor and those that reuse it in
+// place) and the events at which it was allocated and freed. Freed is -1
+// for blocks never freed (outputs, and tensors alive at the end).
+type Block struct {
+	Dyn     int // index of the dynamic allocator (one per distinct buffer type)
+	Size    uint64
+	Alloc   int
+	Freed   int
+	Tensors []int32 // graph-index ids
+	At      Address
+}
+
+// Plan is the result of planning a graph: a placement for every tensor of
+// the graph's index, the chunk sizes of every buffer, and the blocks with
+// their lifetimes (for drawing, statistics and other strategies).
+type Plan struct {
+	Index *runtime.GraphIndex
+	// Placements is indexed like Index.Tensors.
+	Placements []Placement
+	// Chunks gives, per entry of the buffer list, the byte size of each
+	// chunk (backend buffer). Entries sharing a buffer type repeat sizes.
+	Chunks [][]uint64
+	// DynOf maps each entry of the buffer list to its dynamic allocator.
+	DynOf []int
+	// Blocks lists every allocation in the order it was made.
+	Blocks []Block
+	// Events is the number of allocation events (the time axis of Blocks).
+	Events   int
+	Strategy Strategy
+}
+
+type tensorState struct {
+	nChildren int32
+	nViews    int32
+	bufferID  int32
+	allocated bool
+	block     int32 // index into Plan.Blocks, -1 none
+}
+
+// planner holds the per-graph state of one planning pass.
+type planner struct {
+	bufts  []runtime.BufferType
+	dynOf  []int // buffer index -> dyn index
+	dyns   []*Dyn
+	ix     *runtime.GraphIndex
+	st     []tensorState
+	ext    []bool // tensor has memory outside this allocator
+	blocks  []Block
+	events  int
+	nodePos []int32 // tensor index -> node position, -1 if not a node
+	lookup  map[*runtime.Tensor]int32
+	err     error
+}
+
+func sameBufferType(a, b runtime.BufferType) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || !ta.Comparable() {
+		return false
+	}
+	return a == b
+}
+
+// dynIndex groups a buffer list by buffer type: entries with the same type
+// share one dynamic allocator, as in ggml.
+func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
+	dynOf = make([]int, len(bufts))
+	for i, bt := range bufts {
+		dynOf[i] = -1
+		for j := 0; j < i; j++ {
+			if sameBufferType(bufts[j], bt) {
+				dynOf[i] = dynOf[j]
+				break
+			}
+		}
+		if dynOf[i] < 0 {
+			dynOf[i] = len(firstOf)
+			firstOf = append(firstOf, i)
+		}
+	}
+	return dynOf, firstOf
+}
+
+func (p *planner) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *planner) tensor(id int32) *runtime.Tensor { return p.ix.Tensors[id] }
+
+// allocate gives tensor id memory in buffer bufID unless it has memory,
+// is a view, or can take over a parent's memory in place.
+func (p *planner) allocate(id int32, bufID int) {
+	st := &p.st[id]
+	t := p.tensor(id)
+	if st.allocated || p.ext[id] || t.ViewSrc != nil {
+		return
+	}
+	st.allocated = true
+	if t.Op.CanInplace() {
+		srcs := p.srcIDs(id)
+		for j, parent := range t.Src {
+			if parent == nil || srcs[j] < 0 {
+				continue
+			}
+			ps := &p.st[srcs[j]]
+			if !ps.allocated {
+				continue // memory not owned by this allocator
+			}
+			if parent.HasFlag(runtime.FlagOutput) || parent.ViewSrc != nil && parent.ViewSrc.HasFlag(runtime.FlagOutput) {
+				continue
+			}
+			if !runtime.SameLayout(t, parent) {
+				continue
+			}
+			if ps.nChildren != 1 || ps.nViews != 0 {
+				continue
+			}
+			if parent.ViewSrc != nil {
+				// A view is never marked allocated, so this is not reached;
+				// memory is never reused through a view.
+				continue
+			}
+			st.bufferID = ps.bufferID
+			st.block = ps.block
+			p.blocks[st.block].Tensors = append(p.blocks[st.block].Tensors, id)
+			ps.allocated = false
+			return
+		}
+	}
+	if bufID < 0 || bufID >= len(p.bufts) {
+		p.fail(fmt.Errorf("tensor %q: buffer id %d, have %d buffers: %w", t.Name, bufID, len(p.bufts), ErrBufferID))
+		return
+	}
+	size := p.bufts[bufID].AllocSize(t)
+	d := p.dynOf[bufID]
+	at, err := p.dyns[d].Alloc(size)
+	if err != nil {
+		p.fail(fmt.Errorf("tensor %q (%d bytes) in %s: %w", t.Name, size, p.bufts[bufID].Name(), err))
+		return
+	}
+	st.bufferID = int32(bufID)
+	st.block = int32(len(p.blocks))
+	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, Tensors: []int32{id}, At: at})
+	p.events++
+}
+
+func (p *planner) free(id int32) {
+	t := p.tensor(id)
+	if t.HasFlag(runtime.FlagOutput) {
+		return
+	}
+	st := &p.st[id]
+	bt := p.bufts[st.bufferID]
+	b := &p.blocks[st.block]
+	if err := p.dyns[b.Dyn].Free(b.At, bt.AllocSize(t)); err != nil {
+		p.fail(fmt.Errorf("free tensor %q: %w", t.Name, err))
+	}
+	b.Freed = p.events
+	p.events++
+	st.allocated = false
+}
+
+// srcIDs returns the indices of tensor id's sources (-1 for none or for a
+// source the index does not hold, which only a tensor outside the graph
+// can have).
+func (p *planner) srcIDs(id int32) [runtime.MaxSrc]int32 {
+	if n := p.nodePos[id]; n >= 0 {
+		return p.ix.Src[n]
+	}
+	if p.lookup == nil {
+		p.lookup = make(map[*runtime.Tensor]int32, len(p.ix.Tensors))
+		for i, t := range p.ix.Tensors {
+			p.lookup[t] = int32(i)
+		}
+	}
+	var out [runtime.MaxSrc]int32
+	for j, s := range p.tensor(id).Src {
+		out[j] = -1
+		if s != nil {
+			if k, ok := p.lookup[s]; ok {
+				out[j] = k
+			}
+		}
+	}
+	return out
+}
+
+func bufferIDAt(ids []int, i int) int {
+	if ids == nil {
+		return 0
+	}
+	return ids[i]
+}
+
+// run is the ggml pass: leafs, then inputs, then nodes in order, freeing
+// parents when their last consumer has run.
+func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
+	ix := p.ix
+	for i, id := range ix.Leafs {
+		p.allocate(id, bufferIDAt(leafIDs, i))
+	}
+	nodes := g.Nodes()
+	for i, id := range ix.Nodes {
+		n := nodes[i]
+		if n.ViewSrc != nil && n.Op != runtime.OpNone {
+			p.st[ix.ViewSrc[id]].nViews++
+		}
+		if n.HasFlag(runtime.FlagInput) {
+			p.allocate(id, bufferIDAt(nodeIDs, i))
+		}
+		for j, s := range ix.Src[i] {
+			if s < 0 {
+				continue
+			}
+			p.st[s].nChildren++
+			if n.Src[j].HasFlag(runtime.FlagInput) {
+				p.allocate(s, bufferIDAt(nodeIDs, i))
+			}
+		}
+	}
+	for i, id := range ix.Nodes {
+		bufID := bufferIDAt(nodeIDs, i)
+		for _, s := range ix.Src[i] {
+			if s >= 0 {
+				p.allocate(s, bufID)
+			}
+		}
+		p.allocate(id, bufID)
+		for _, s := range ix.Src[i] {
+			if s < 0 {
+				continue
+			}
+			ps := &p.st[s]
+			ps.nChildren--
+			if ps.nChildren != 0 || ps.nViews != 0 {
+				continue
+			}
+			if vs := ix.ViewSrc[s]; vs >= 0 {
+				vst := &p.st[vs]
+				vst.nViews--
+				if vst.nViews == 0 && vst.nChildren == 0 && vst.allocated {
+					p.free(vs)
+				}
+			} else if ps.allocated {
+				p.free(s)
+			}
+		}
+		if p.err != nil {
+			return
+		}
+	}
+}
+
+// PlanOptions tune PlanGraph.
+type PlanOptions struct {
+	// NodeBufferIDs and LeafBufferIDs give, per node and leaf, an index into
+	// the buffer list (nil: all 0), as ggml's reserve_n takes them.
+	NodeBufferIDs, LeafBufferIDs []int
+	Strategy                     Strategy
+	// External reports tensors whose memory is held outside this plan
+	// besides Preallocated ones (nil: a tensor with a Buffer is external).
+	External func(t *runtime.Tensor) bool
+}
+
+// PlanGraph plans the memory of g over the buffer list bufts without
+// allocating anything: a pure function of the graph, the buffer list and
+// the buffer types' alignment, max size and alloc sizes.
+func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*Plan, error) {
+	if len(bufts) == 0 {
+		return nil, fmt.Errorf("plan: empty buffer list: %w", ErrBufferID)
+	}
+	if opt.NodeBufferIDs != nil && len(opt.NodeBufferIDs) != g.NumNodes() {
+		return nil, fmt.Errorf("plan: %d node buffer ids for %d nodes: %w", len(opt.NodeBufferIDs), g.NumNodes(), ErrBufferID)
+	}
+	if opt.LeafBufferIDs != nil && len(opt.LeafBufferIDs) != g.NumLeafs() {
+		return nil, fmt.Errorf("plan: %d leaf buffer ids for %d leafs: %w", len(opt.LeafBufferIDs), g.NumLeafs(), ErrBufferID)
+	}
+	for _, ids := range [][]int{opt.NodeBufferIDs, opt.LeafBufferIDs} {
+		for i, id := range ids {
+			if id < 0 || id >= len(bufts) {
+				return nil, fmt.Errorf("plan: buffer id %d at position %d, have %d buffers: %w", id, i, len(bufts), ErrBufferID)
+			}
+		}
+	}
+	dynOf, firstOf := dynIndex(bufts)
+	dyns := make([]*Dyn, len(firstOf))
+	for d, i := range firstOf {
+		bt := bufts[i]
+		dd, err := NewDyn(bt.Alignment(), bt.MaxSize())
+		if err != nil {
+			return nil, fmt.Errorf("plan: buffer type %s: %w", bt.Name(), err)
+		}
+		dyns[d] = dd
+	}
+	return planWith(g, bufts, dynOf, firstOf, dyns, opt)
+}
+
+func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions) (*Plan, error) {
+	ix := g.Index()
+	n := len(ix.Tensors)
+	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix,
+		st: make([]tensorState, n), ext: make([]bool, n), nodePos: make([]int32, n)}
+	for _, d := range dyns {
+		d.Reset()
+	}
+	for i, t := range ix.Tensors {
+		p.st[i].block = -1
+		p.nodePos[i] = -1
+		b := t.Base()
+		switch {
+		case t.Preallocated || b.Preallocated:
+			p.ext[i] = true
+		case opt.External != nil:
+			p.ext[i] = opt.External(b)
+		default:
+			p.ext[i] = b.Buffer != nil
+		}
+	}
+	for i, id := range ix.Nodes {
+		p.nodePos[id] = int32(i)
+	}
+	p.run(g, opt.NodeBufferIDs, opt.LeafBufferIDs)
+	if p.err != nil {
+		return nil, fmt.Errorf("plan: %w", p.err)
+	}
+	pl := &Plan{Index: ix, DynOf: dynOf, Blocks: p.blocks, Events: p.events, Strategy: opt.Strategy}
+	if opt.Strategy == StrategyOptimized {
+		if err := optimizeBlocks(pl, dyns); err != nil {
+			return nil, fmt.Errorf("plan (optimized): %w", err)
+		}
+	}
+	// Chunk sizes from the blocks' final places.
+	dynChunks := make([][]uint64, len(dyns))
+	for d, dd := range dyns {
+		if dd.Unlimited() {
+			dynChunks[d] = []uint64{0}
+		}
+	}
+	for _, b := range pl.Blocks {
+		cs := dynChunks[b.Dyn]
+		for len(cs) <= b.At.Chunk {
+			cs = append(cs, 0)
+		}
+		cs[b.At.Chunk] = max(cs[b.At.Chunk], b.At.Offset+b.Size)
+		dynChunks[b.Dyn] = cs
+	}
+	pl.Chunks = make([][]uint64, len(bufts))
+	for i := range bufts {
+		pl.Chunks[i] = dynChunks[dynOf[i]]
+	}
+	pl.Placements = make([]Placement, n)
+	for i, t := range ix.Tensors {
+		pl.Placements[i] = Placement{Buffer: -1}
+		if p.ext[i] {
+			continue
+		}
+		src := int32(i)
+		var extra uint64
+		if t.ViewSrc != nil {
+			src = ix.ViewSrc[i]
+			extra = t.ViewOffs
+		}
+		st := p.st[src]
+		if st.block < 0 {
+			continue
+		}
+		b := pl.Blocks[st.block]
+		pl.Placements[i] = Placement{
+			Buffer: firstOf[dynOf[st.bufferID]],
+			Chunk:  b.At.Chunk,
+			Offset: b.At.Offset + extra,
+			Size:   bufts[st.bufferID].AllocSize(t),
+		}
+	}
+	return pl, nil
+}
+
+// Placement returns the plan's placement of t, and false when t is not in
+// the plan's index.
+func (pl *Plan) Placement(t *runtime.Tensor) (Placement, bool) {
+	for i, u := range pl.Index.Tensors {
+		if u == t {
+			return pl.Placements[i], true
+		}
+	}
+	return Placement{Buffer: -1}, false
+}
+
+// TotalSize returns the bytes of all distinct buffers of the plan (entries
+// that share a buffer type are counted once).
+func (pl *Plan) TotalSize() uint64 {
+	var total uint64
+	seen := map[int]bool{}
+	for i, cs := range pl.Chunks {
+		if seen[pl.DynOf[i]] {
+			continue
+		}
+		seen[pl.DynOf[i]] = true
+		for _, c := range cs {
+			total += c
+		}
+	}
+	return total
+}
