@@ -1,0 +1,143 @@
+package vec
+
+import "math"
+
+// Plain Go kernels: used on CPUs without AVX2+FMA, under the purego tag, and
+// for the tails the assembly leaves.
+
+func addGo(dst, a, b []float32) {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = x + b[i]
+	}
+}
+
+func subGo(dst, a, b []float32) {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = x - b[i]
+	}
+}
+
+func mulGo(dst, a, b []float32) {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = x * b[i]
+	}
+}
+
+func divGo(dst, a, b []float32) {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = x / b[i]
+	}
+}
+
+func scaleGo(dst, a []float32, s float32) {
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = x * s
+	}
+}
+
+func addScalarGo(dst, a []float32, s float32) {
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = x + s
+	}
+}
+
+func scaleAddGo(dst, a []float32, s float32) {
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] += s * x
+	}
+}
+
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func sum64Go(a []float32) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(a); i += 2 {
+		s0 += float64(a[i])
+		s1 += float64(a[i+1])
+	}
+	if i < len(a) {
+		s0 += float64(a[i])
+	}
+	return s0 + s1
+}
+
+func sumSqGo(a []float32) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(a); i += 2 {
+		x, y := float64(a[i]), float64(a[i+1])
+		s0 += x * x
+		s1 += y * y
+	}
+	if i < len(a) {
+		x := float64(a[i])
+		s0 += x * x
+	}
+	return s0 + s1
+}
+
+func max32Go(a []float32) float32 {
+	m := a[0]
+	for _, x := range a[1:] {
+		if x > m {
+			m = x
+		}
+	}
+	return m
+}
+
+// exp32 is exp for one float32 through float64: exact to float32 rounding,
+// with the flush-to-zero of ExpSub below the smallest normal float32.
+func exp32(x float32) float32 {
+	if x < minExpArg {
+		return 0
+	}
+	return float32(math.Exp(float64(x)))
+}
+
+// minExpArg: below it exp's result is not a normal float32 (flushed to 0).
+const minExpArg = -87.33654
+
+func expSubGo(dst, a []float32, m float32) float64 {
+	dst = dst[:len(a)]
+	var s float64
+	for i, x := range a {
+		e := exp32(x - m)
+		dst[i] = e
+		s += float64(e)
+	}
+	return s
+}
+
+func siluGo(dst, a []float32) {
+	dst = dst[:len(a)]
+	for i, x := range a {
+		dst[i] = float32(float64(x) / (1 + math.Exp(-float64(x))))
+	}
+}
