@@ -97,12 +97,12 @@ type tensorState struct {
 
 // planner holds the per-graph state of one planning pass.
 type planner struct {
-	bufts  []runtime.BufferType
-	dynOf  []int // buffer index -> dyn index
-	dyns   []*Dyn
-	ix     *runtime.GraphIndex
-	st     []tensorState
-	ext    []bool // tensor has memory outside this allocator
+	bufts   []runtime.BufferType
+	dynOf   []int // buffer index -> dyn index
+	dyns    []*Dyn
+	ix      *runtime.GraphIndex
+	st      []tensorState
+	ext     []bool // tensor has memory outside this allocator
 	blocks  []Block
 	events  int
 	nodePos []int32 // tensor index -> node position, -1 if not a node
