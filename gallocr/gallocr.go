@@ -1,0 +1,349 @@
+// Package gallocr is ggml's memory allocators in Go: the linear allocator
+// (Tallocr), the best-fit dynamic allocator (Dyn), the graph allocator
+// (Allocator: reserve, reserve with per-node/leaf buffer ids, alloc graph
+// with the needs-realloc check), chunked buffers when a buffer type has a
+// finite max size, and allocation of a context's tensors split across
+// several buffers (AllocCtxTensors).
+//
+// With the default strategy every tensor lands exactly where ggml's graph
+// allocator puts it. Where ggml aborts, gallocr returns an error and leaves
+// nothing allocated; planning is a pure function (PlanGraph) that needs no
+// backend.
+package gallocr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// ErrNeedsReserve: AllocGraph on an allocator with several buffers found a
+// graph that no longer fits its last reserve; call Reserve again.
+var ErrNeedsReserve = errors.New("graph does not fit the last reserve; reserve again")
+
+type tensorAlloc struct {
+	buffer  int32 // index in the buffer list, -1: not placed by the allocator
+	chunk   int32
+	offset  uint64
+	sizeMax uint64
+}
+
+var unplaced = tensorAlloc{buffer: -1}
+
+// Allocator is ggml's graph allocator over a list of buffer types. Entries
+// of the list with the same buffer type share one dynamic allocator and one
+// set of buffers. An Allocator is not safe for concurrent use.
+type Allocator struct {
+	bufts    []runtime.BufferType
+	dynOf    []int
+	firstOf  []int
+	dyns     []*Dyn
+	buffers  [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
+	retired  map[runtime.Buffer]struct{}
+	strategy Strategy
+
+	plan       *Plan
+	nNodes     int
+	nLeafs     int
+	nodeAllocs []tensorAlloc // per node: dst, then MaxSrc sources
+	leafAllocs []tensorAlloc
+}
+
+// Option configures an Allocator.
+type Option func(*Allocator)
+
+// WithStrategy selects the placement strategy (default StrategyGGML).
+func WithStrategy(s Strategy) Option { return func(a *Allocator) { a.strategy = s } }
+
+// New returns a graph allocator for one buffer type.
+func New(bt runtime.BufferType, opts ...Option) (*Allocator, error) {
+	return NewN([]runtime.BufferType{bt}, opts...)
+}
+
+// NewN returns a graph allocator for a buffer list; node and leaf buffer ids
+// given to ReserveN index it.
+func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
+	if len(bufts) == 0 {
+		return nil, fmt.Errorf("gallocr: empty buffer list: %w", ErrBufferID)
+	}
+	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...), retired: map[runtime.Buffer]struct{}{}}
+	for i, bt := range bufts {
+		if bt == nil {
+			return nil, fmt.Errorf("gallocr: buffer type %d is nil", i)
+		}
+	}
+	a.dynOf, a.firstOf = dynIndex(a.bufts)
+	a.dyns = make([]*Dyn, len(a.firstOf))
+	for d, i := range a.firstOf {
+		bt := a.bufts[i]
+		dd, err := NewDyn(bt.Alignment(), bt.MaxSize())
+		if err != nil {
+			return nil, fmt.Errorf("gallocr: buffer type %s: %w", bt.Name(), err)
+		}
+		a.dyns[d] = dd
+	}
+	a.buffers = make([][]runtime.Buffer, len(a.dyns))
+	for _, o := range opts {
+		o(a)
+	}
+	return a, nil
+}
+
+// ours reports whether buf was allocated by this allocator (now or before a
+// reallocation).
+func (a *Allocator) ours(buf runtime.Buffer) bool {
+	for _, bs := range a.buffers {
+		for _, b := range bs {
+			if b == buf {
+				return true
+			}
+		}
+	}
+	_, ok := a.retired[buf]
+	return ok
+}
+
+func (a *Allocator) external(base *runtime.Tensor) bool {
+	return base.Buffer != nil && !a.ours(base.Buffer)
+}
+
+// Reserve plans g with every node and leaf in buffer 0 and makes the
+// buffers large enough for it.
+func (a *Allocator) Reserve(g *runtime.Graph) error { return a.ReserveN(g, nil, nil) }
+
+// ReserveN plans g with the given buffer id per node and per leaf (nil: all
+// 0) and (re)allocates every buffer that is too small. On error nothing of
+// this allocator stays allocated, and Reserve may be called again.
+func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
+	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
+		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
+	})
+	if err != nil {
+		return fmt.Errorf("gallocr: reserve: %w", err)
+	}
+	a.plan = pl
+	a.record(g, pl)
+	return a.reallocate(pl)
+}
+
+func (a *Allocator) record(g *runtime.Graph, pl *Plan) {
+	ix := pl.Index
+	place := func(id int32) tensorAlloc {
+		p := pl.Placements[id]
+		t := ix.Tensors[id]
+		if p.Buffer < 0 || t.ViewSrc != nil {
+			return unplaced
+		}
+		return tensorAlloc{buffer: int32(p.Buffer), chunk: int32(p.Chunk), offset: p.Offset, sizeMax: p.Size}
+	}
+	a.nNodes, a.nLeafs = g.NumNodes(), g.NumLeafs()
+	need := a.nNodes * (1 + runtime.MaxSrc)
+	if cap(a.nodeAllocs) < need {
+		a.nodeAllocs = make([]tensorAlloc, need)
+	}
+	a.nodeAllocs = a.nodeAllocs[:need]
+	for i, id := range ix.Nodes {
+		row := a.nodeAllocs[i*(1+runtime.MaxSrc):]
+		row[0] = place(id)
+		for j, s := range ix.Src[i] {
+			row[1+j] = unplaced
+			if s >= 0 {
+				row[1+j] = place(s)
+			}
+		}
+	}
+	if cap(a.leafAllocs) < a.nLeafs {
+		a.leafAllocs = make([]tensorAlloc, a.nLeafs)
+	}
+	a.leafAllocs = a.leafAllocs[:a.nLeafs]
+	for i, id := range ix.Leafs {
+		a.leafAllocs[i] = place(id)
+	}
+}
+
+// reallocate gives each dynamic allocator one buffer per chunk of at least
+// the plan's size, replacing buffers that are too small.
+func (a *Allocator) reallocate(pl *Plan) error {
+	for d, first := range a.firstOf {
+		need := pl.Chunks[first]
+		cur := a.buffers[d]
+		grow := cur == nil || len(need) > len(cur)
+		for c := 0; !grow && c < len(need); c++ {
+			grow = need[c] > cur[c].Size()
+		}
+		if !grow {
+			continue
+		}
+		a.releaseDyn(d)
+		bufs := make([]runtime.Buffer, 0, len(need))
+		for c, size := range need {
+			b, err := a.bufts[first].AllocBuffer(size)
+			if err != nil {
+				for _, x := range bufs {
+					x.Free()
+				}
+				a.freeAll()
+				return fmt.Errorf("gallocr: allocate %s buffer %d (chunk %d) of %d bytes: %w", a.bufts[first].Name(), first, c, size, err)
+			}
+			b.SetUsage(runtime.UsageCompute)
+			bufs = append(bufs, b)
+		}
+		a.buffers[d] = bufs
+	}
+	return nil
+}
+
+// releaseDyn frees the buffers of dynamic allocator d, remembering them so
+// tensors still pointing at them are recognised as ours.
+func (a *Allocator) releaseDyn(d int) {
+	for _, b := range a.buffers[d] {
+		b.Free()
+		a.retired[b] = struct{}{}
+	}
+	a.buffers[d] = nil
+}
+
+func (a *Allocator) freeAll() {
+	for d := range a.buffers {
+		a.releaseDyn(d)
+	}
+	a.plan = nil
+	a.nNodes, a.nLeafs = -1, -1
+}
+
+// Free releases every buffer of the allocator.
+func (a *Allocator) Free() { a.freeAll() }
+
+// Plan returns the plan of the last successful reserve (nil before).
+func (a *Allocator) Plan() *Plan { return a.plan }
+
+// Buffers returns the backend buffers of buffer-list entry i, one per chunk.
+func (a *Allocator) Buffers(i int) []runtime.Buffer { return a.buffers[a.dynOf[i]] }
+
+// BufferSize returns the bytes allocated for buffer-list entry i; 0 for an
+// entry that shares its buffer type with an earlier one (counted there).
+func (a *Allocator) BufferSize(i int) (uint64, error) {
+	if i < 0 || i >= len(a.bufts) {
+		return 0, fmt.Errorf("gallocr: buffer %d of %d: %w", i, len(a.bufts), ErrBufferID)
+	}
+	if a.firstOf[a.dynOf[i]] != i {
+		return 0, nil
+	}
+	var s uint64
+	for _, b := range a.buffers[a.dynOf[i]] {
+		s += b.Size()
+	}
+	return s, nil
+}
+
+func (a *Allocator) allocSizeOK(t *runtime.Tensor, ta tensorAlloc) bool {
+	if t.ViewSrc != nil || t.Preallocated || (t.Buffer != nil && !a.ours(t.Buffer)) {
+		return true
+	}
+	if ta.buffer < 0 {
+		return false
+	}
+	return ta.sizeMax >= a.bufts[ta.buffer].AllocSize(t)
+}
+
+// NeedsRealloc reports whether g does not fit the last reserve: a different
+// number of nodes or leafs, or a node or source that needs more bytes than
+// planned.
+func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
+	if a.plan == nil || g.NumNodes() != a.nNodes || g.NumLeafs() != a.nLeafs {
+		return true
+	}
+	for i, n := range g.Nodes() {
+		row := a.nodeAllocs[i*(1+runtime.MaxSrc):]
+		if !a.allocSizeOK(n, row[0]) {
+			return true
+		}
+		for j, s := range n.Src {
+			if s != nil && !a.allocSizeOK(s, row[1+j]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AllocGraph places every tensor of g as the last reserve planned. If g no
+// longer fits, an allocator with one buffer reserves again by itself; one
+// with several returns ErrNeedsReserve.
+func (a *Allocator) AllocGraph(g *runtime.Graph) error {
+	if a.NeedsRealloc(g) {
+		if len(a.bufts) != 1 {
+			return fmt.Errorf("gallocr: alloc graph: %w", ErrNeedsReserve)
+		}
+		if err := a.Reserve(g); err != nil {
+			return err
+		}
+	}
+	for _, bs := range a.buffers {
+		for _, b := range bs {
+			b.Reset()
+		}
+	}
+	for i, l := range g.Leafs() {
+		if err := a.initTensor(l, a.leafAllocs[i]); err != nil {
+			return err
+		}
+	}
+	for i, n := range g.Nodes() {
+		row := a.nodeAllocs[i*(1+runtime.MaxSrc):]
+		for j, s := range n.Src {
+			if s == nil {
+				continue
+			}
+			if err := a.initTensor(s, row[1+j]); err != nil {
+				return err
+			}
+		}
+		if err := a.initTensor(n, row[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Allocator) initTensor(t *runtime.Tensor, ta tensorAlloc) error {
+	if t.ViewSrc != nil {
+		if t.Buffer != nil && !a.ours(t.Buffer) {
+			return nil
+		}
+		base := t.ViewSrc
+		if base.Buffer == nil {
+			t.Buffer = nil
+			return nil // memory held outside gogml's buffers
+		}
+		if t.Buffer == base.Buffer && t.Offset == base.Offset+t.ViewOffs {
+			return nil
+		}
+		t.Buffer = nil
+		return runtime.ViewInit(t)
+	}
+	if t.Preallocated {
+		return nil
+	}
+	if t.Buffer != nil {
+		if !a.ours(t.Buffer) {
+			return nil
+		}
+		if ta.buffer >= 0 {
+			want := a.buffers[a.dynOf[ta.buffer]][ta.chunk]
+			if t.Buffer == want && t.Offset == ta.offset {
+				return nil
+			}
+		}
+		t.Buffer = nil
+	}
+	if ta.buffer < 0 {
+		return fmt.Errorf("gallocr: tensor %q has no place in the last reserve: %w", t.Name, ErrNeedsReserve)
+	}
+	buf := a.buffers[a.dynOf[ta.buffer]][ta.chunk]
+	if err := runtime.TensorAlloc(buf, t, ta.offset); err != nil {
+		return fmt.Errorf("gallocr: %w", err)
+	}
+	return nil
+}
