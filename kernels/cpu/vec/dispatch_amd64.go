@@ -2,19 +2,189 @@
 
 package vec
 
-func add(dst, a, b []float32)                    { addGo(dst, a, b) }
-func sub(dst, a, b []float32)                    { subGo(dst, a, b) }
-func mul(dst, a, b []float32)                    { mulGo(dst, a, b) }
-func div(dst, a, b []float32)                    { divGo(dst, a, b) }
-func scale(dst, a []float32, s float32)          { scaleGo(dst, a, s) }
-func addScalar(dst, a []float32, s float32)      { addScalarGo(dst, a, s) }
-func scaleAdd(dst, a []float32, s float32)       { scaleAddGo(dst, a, s) }
-func dot(a, b []float32) float32                 { return dotGo(a, b) }
-func sum64(a []float32) float64                  { return sum64Go(a) }
-func sumSq(a []float32) float64                  { return sumSqGo(a) }
-func max32(a []float32) float32                  { return max32Go(a) }
-func expSub(dst, a []float32, m float32) float64 { return expSubGo(dst, a, m) }
-func silu(dst, a []float32)                      { siluGo(dst, a) }
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// useAVX2 is set once at program start: the CPU and OS support AVX2 and
+// FMA. It is never written afterwards.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// hasSIMD reports whether the assembly kernels are in use.
+var hasSIMD = useAVX2
+
+//go:noescape
+func addAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func subAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func mulAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func divAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func scaleAVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func addScalarAVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func scaleAddAVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func sumAVX2(a *float32, n int) float64
+
+//go:noescape
+func sumSqAVX2(a *float32, n int) float64
+
+//go:noescape
+func maxAVX2(a *float32, n int) float32
+
+//go:noescape
+func expSubAVX2(dst, a *float32, n int, m float32) float64
+
+//go:noescape
+func siluAVX2(dst, a *float32, n int)
+
+// p returns the address of s's first element; s must not be empty.
+func p(s []float32) *float32 { return unsafe.SliceData(s) }
+
+// The wrappers below run the assembly on the largest multiple of 8 and the
+// Go kernel on the rest. Slices arrive already cut to one length.
+
+func add(dst, a, b []float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		addAVX2(p(dst), p(a), p(b), n8)
+	} else {
+		n8 = 0
+	}
+	addGo(dst[n8:], a[n8:], b[n8:])
+}
+
+func sub(dst, a, b []float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		subAVX2(p(dst), p(a), p(b), n8)
+	} else {
+		n8 = 0
+	}
+	subGo(dst[n8:], a[n8:], b[n8:])
+}
+
+func mul(dst, a, b []float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		mulAVX2(p(dst), p(a), p(b), n8)
+	} else {
+		n8 = 0
+	}
+	mulGo(dst[n8:], a[n8:], b[n8:])
+}
+
+func div(dst, a, b []float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		divAVX2(p(dst), p(a), p(b), n8)
+	} else {
+		n8 = 0
+	}
+	divGo(dst[n8:], a[n8:], b[n8:])
+}
+
+func scale(dst, a []float32, s float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		scaleAVX2(p(dst), p(a), n8, s)
+	} else {
+		n8 = 0
+	}
+	scaleGo(dst[n8:], a[n8:], s)
+}
+
+func addScalar(dst, a []float32, s float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		addScalarAVX2(p(dst), p(a), n8, s)
+	} else {
+		n8 = 0
+	}
+	addScalarGo(dst[n8:], a[n8:], s)
+}
+
+func scaleAdd(dst, a []float32, s float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		scaleAddAVX2(p(dst), p(a), n8, s)
+	} else {
+		n8 = 0
+	}
+	scaleAddGo(dst[n8:], a[n8:], s)
+}
+
+func dot(a, b []float32) float32 {
+	n8 := len(a) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return dotGo(a, b)
+	}
+	return dotAVX2(p(a), p(b), n8) + dotGo(a[n8:], b[n8:])
+}
+
+func sum64(a []float32) float64 {
+	n8 := len(a) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return sum64Go(a)
+	}
+	return sumAVX2(p(a), n8) + sum64Go(a[n8:])
+}
+
+func sumSq(a []float32) float64 {
+	n8 := len(a) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return sumSqGo(a)
+	}
+	return sumSqAVX2(p(a), n8) + sumSqGo(a[n8:])
+}
+
+func max32(a []float32) float32 {
+	n8 := len(a) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return max32Go(a)
+	}
+	m := maxAVX2(p(a), n8)
+	for _, x := range a[n8:] {
+		if x > m {
+			m = x
+		}
+	}
+	return m
+}
+
+func expSub(dst, a []float32, m float32) float64 {
+	n8 := len(a) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return expSubGo(dst, a, m)
+	}
+	return expSubAVX2(p(dst), p(a), n8, m) + expSubGo(dst[n8:], a[n8:], m)
+}
+
+func silu(dst, a []float32) {
+	n8 := len(a) &^ 7
+	if useAVX2 && n8 > 0 {
+		siluAVX2(p(dst), p(a), n8)
+	} else {
+		n8 = 0
+	}
+	siluGo(dst[n8:], a[n8:])
+}
 
 func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	gemmNTGo(m, n, k, a, lda, b, ldb, c, ldc)
@@ -25,5 +195,3 @@ const (
 	gemmMR = 6
 	gemmNR = 16
 )
-
-const hasSIMD = false

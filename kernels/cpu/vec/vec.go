@@ -70,8 +70,8 @@ func Sum64(a []float32) float64 { return sum64(a) }
 // SumSq returns the sum of a[i]*a[i], accumulated in float64 (RMS norm).
 func SumSq(a []float32) float64 { return sumSq(a) }
 
-// Max returns the largest element of a, or -Inf when a is empty. NaN
-// elements are skipped unless they come first.
+// Max returns the largest element of a, or -Inf when a is empty. For a
+// slice that holds NaNs the result is either NaN or one of its elements.
 func Max(a []float32) float32 {
 	if len(a) == 0 {
 		return float32(math.Inf(-1))
