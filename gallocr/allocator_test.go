@@ -17,7 +17,9 @@ type liveType struct {
 	bufs *[]runtime.Buffer
 }
 
-func newLive(bt runtime.BufferType) liveType { return liveType{BufferType: bt, bufs: new([]runtime.Buffer)} }
+func newLive(bt runtime.BufferType) liveType {
+	return liveType{BufferType: bt, bufs: new([]runtime.Buffer)}
+}
 
 func (l liveType) AllocBuffer(size uint64) (runtime.Buffer, error) {
 	b, err := l.BufferType.AllocBuffer(size)
