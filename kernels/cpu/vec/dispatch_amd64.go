@@ -186,12 +186,23 @@ func silu(dst, a []float32) {
 	siluGo(dst[n8:], a[n8:])
 }
 
-func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	gemmNTGo(m, n, k, a, lda, b, ldb, c, ldc)
-}
-
 // Micro-tile of the assembly product: gemmMR rows of a by gemmNR rows of b.
 const (
 	gemmMR = 6
 	gemmNR = 16
 )
+
+//go:noescape
+func fmaLoop(n int)
+
+// fmaChunk runs n iterations of the peak loop and returns its flops.
+func fmaChunk(n int) float64 {
+	if useAVX2 {
+		fmaLoop(n)
+		return float64(n) * 12 * 8 * 2
+	}
+	if scalarFMALoop(n) == -1 {
+		return 0
+	}
+	return float64(n) * 16
+}

@@ -28,3 +28,11 @@ const (
 	gemmMR = 6
 	gemmNR = 16
 )
+
+// fmaChunk runs n iterations of the portable peak loop and returns its flops.
+func fmaChunk(n int) float64 {
+	if scalarFMALoop(n) == -1 {
+		return 0
+	}
+	return float64(n) * 16
+}

@@ -1,0 +1,138 @@
+//go:build amd64 && !purego
+
+package vec
+
+// Blocking of the assembly product (BLIS-style). A packed gemmKC×16 panel
+// of b (16 KiB) stays in L1 while the micro-kernel walks gemmMC rows of a
+// (gemmMC×gemmKC floats, 120 KiB, in L2); the packed gemmKC×gemmNC block
+// of b (1 MiB) is reused across all rows of a from L2/L3.
+const (
+	gemmKC = 256
+	gemmMC = 120 // a multiple of gemmMR
+	gemmNC = 1024
+	// Below gemmSmallM rows of a, packing b costs more than it saves: the
+	// product runs as dot products.
+	gemmSmallM = 3
+)
+
+//go:noescape
+func kernel6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, acc bool)
+
+//go:noescape
+func packB8(k int, b *float32, ldb int, dst *float32)
+
+func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if !useAVX2 {
+		gemmNTGo(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	if k == 0 {
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	if m < gemmSmallM {
+		for i := 0; i < m; i++ {
+			ai := a[i*lda : i*lda+k]
+			ci := c[i*ldc : i*ldc+n]
+			for j := range ci {
+				ci[j] = dot(ai, b[j*ldb:j*ldb+k])
+			}
+		}
+		return
+	}
+	gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// gemmNTPacked is the blocked product around kernel6x16.
+func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	kcMax := min(gemmKC, k)
+	ncMax := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
+	bp := make([]float32, kcMax*ncMax)
+	m6 := m - m%gemmMR
+	var aEdge []float32
+	if m6 < m {
+		aEdge = make([]float32, gemmMR*kcMax)
+	}
+	var cEdge [gemmMR * gemmNR]float32
+	for jc := 0; jc < n; jc += gemmNC {
+		nb := min(gemmNC, n-jc)
+		for pc := 0; pc < k; pc += gemmKC {
+			kb := min(gemmKC, k-pc)
+			packB(bp, b[jc*ldb+pc:], ldb, nb, kb)
+			if aEdge != nil {
+				for r := 0; r < gemmMR; r++ {
+					row := aEdge[r*kb : (r+1)*kb]
+					if m6+r < m {
+						copy(row, a[(m6+r)*lda+pc:])
+					} else {
+						clear(row)
+					}
+				}
+			}
+			acc := pc > 0
+			for ic := 0; ic < m; ic += gemmMC {
+				mb := min(gemmMC, m-ic)
+				for jr := 0; jr < nb; jr += gemmNR {
+					nr := min(gemmNR, nb-jr)
+					bpan := &bp[jr*kb]
+					for ir := 0; ir < mb; ir += gemmMR {
+						i := ic + ir
+						aptr, ldA := (*float32)(nil), kb
+						if i+gemmMR <= m {
+							aptr, ldA = &a[i*lda+pc], lda
+						} else {
+							aptr = &aEdge[0]
+						}
+						if nr == gemmNR && i+gemmMR <= m {
+							kernel6x16(kb, aptr, ldA, bpan, &c[i*ldc+jc+jr], ldc, acc)
+							continue
+						}
+						kernel6x16(kb, aptr, ldA, bpan, &cEdge[0], gemmNR, false)
+						for r := 0; r < min(gemmMR, m-i); r++ {
+							crow := c[(i+r)*ldc+jc+jr : (i+r)*ldc+jc+jr+nr]
+							erow := cEdge[r*gemmNR : r*gemmNR+nr]
+							if acc {
+								for j, x := range erow {
+									crow[j] += x
+								}
+							} else {
+								copy(crow, erow)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packB packs rows [0, nb) and columns [0, kb) of b (row stride ldb) into
+// dst as 16-row panels: panel q holds dst[q*16*kb + p*16 + r] = b[(16q+r)*ldb
+// + p], with zero rows past nb.
+func packB(dst, b []float32, ldb, nb, kb int) {
+	kb8 := kb &^ 7
+	for jr := 0; jr < nb; jr += gemmNR {
+		pan := dst[jr*kb : jr*kb+gemmNR*kb]
+		nr := min(gemmNR, nb-jr)
+		p0 := 0
+		if nr == gemmNR && kb8 > 0 {
+			packB8(kb8, &b[jr*ldb], ldb, &pan[0])
+			packB8(kb8, &b[(jr+8)*ldb], ldb, &pan[8])
+			p0 = kb8
+		}
+		for r := 0; r < gemmNR; r++ {
+			if r >= nr {
+				for p := p0; p < kb; p++ {
+					pan[p*gemmNR+r] = 0
+				}
+				continue
+			}
+			row := b[(jr+r)*ldb : (jr+r)*ldb+kb]
+			for p := p0; p < kb; p++ {
+				pan[p*gemmNR+r] = row[p]
+			}
+		}
+	}
+}
