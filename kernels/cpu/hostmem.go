@@ -110,4 +110,6 @@ func ReadF32(t *runtime.Tensor, b []byte) ([]float32, error) {
 	return out, nil
 }
 
-func leU32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func leU32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
