@@ -107,7 +107,8 @@ extern "C" __global__ void k_rms_norm_back_f32(char *dst, shape4 d, const char *
 }
 
 // softmax(a * scale + slope * mask) along rows. mask_type: 0 none, 1 f32,
-// 2 f16; mask row i1 % mask.ne[1] is used for row i1 of every matrix.
+// 2 f16; row i1 of matrix (i2, i3) uses mask row i1 of mask matrix
+// (i2 % mask.ne[2], i3 % mask.ne[3]).
 // slope is 1 unless max_bias > 0 (ALiBi, heads along dimension 2).
 extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, shape4 sa,
                                           const char *mask, shape4 sm, int mask_type, float scale,
@@ -127,7 +128,9 @@ extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, sh
             const unsigned h = (unsigned)i2;
             slope = h < n_head_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - n_head_log2) + 1));
         }
-        const char *mrow = mask_type ? mask + (i1 % sm.ne[1]) * sm.nb[1] : nullptr;
+        const char *mrow = mask_type ? mask + i1 * sm.nb[1] + (i2 % sm.ne[2]) * sm.nb[2] +
+                                           (i3 % sm.ne[3]) * sm.nb[3]
+                                     : nullptr;
         float mx = -INFINITY;
         for (i64 i0 = threadIdx.x; i0 < ne0; i0 += blockDim.x) {
             float v = *(const float *)(a + oa + i0 * sa.nb[0]) * scale;
