@@ -1,0 +1,202 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	"github.com/gogml/gogml/runtime"
+)
+
+// ErrClosed is returned by Compute on a closed backend.
+var ErrClosed = errors.New("cpu backend: closed")
+
+// BackendOptions configures a CPU backend. The zero value uses every core
+// and the default host buffer type.
+type BackendOptions struct {
+	// Threads is the number of worker goroutines a node's rows are split
+	// across. Zero or less means runtime.NumCPU().
+	Threads int
+	// BufferType is the backend's default buffer type; nil means
+	// DefaultBufferType().
+	BufferType runtime.BufferType
+}
+
+// Backend runs graphs on the host's cores: each node in order, its rows
+// split across worker goroutines, with fast kernels (package vec) for the
+// common contiguous f32 cases and the reference kernels (package
+// cpukernels) for everything else. It implements runtime.Backend. A
+// Backend must not run two Computes at once; SetThreads must not race with
+// Compute.
+type Backend struct {
+	threads int
+	bt      runtime.BufferType
+	closed  bool
+}
+
+// NewBackend returns a CPU backend configured by o.
+func NewBackend(o BackendOptions) *Backend {
+	b := &Backend{bt: o.BufferType}
+	if b.bt == nil {
+		b.bt = DefaultBufferType()
+	}
+	b.SetThreads(o.Threads)
+	return b
+}
+
+// SetThreads sets the number of worker goroutines; n < 1 means
+// runtime.NumCPU().
+func (b *Backend) SetThreads(n int) {
+	if n < 1 {
+		n = goruntime.NumCPU()
+	}
+	b.threads = n
+}
+
+// Threads returns the number of worker goroutines.
+func (b *Backend) Threads() int { return b.threads }
+
+// Name returns "CPU".
+func (b *Backend) Name() string { return "CPU" }
+
+// Device describes the host: its core count and memory.
+func (b *Backend) Device() runtime.DeviceInfo {
+	d := runtime.DeviceInfo{
+		Name:        "CPU",
+		Description: fmt.Sprintf("%s/%s, %d cores, %d worker goroutines", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU(), b.threads),
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		unit := uint64(si.Unit)
+		if unit == 0 {
+			unit = 1
+		}
+		d.TotalMemory = uint64(si.Totalram) * unit
+		d.FreeMemory = (uint64(si.Freeram) + uint64(si.Bufferram)) * unit
+	}
+	return d
+}
+
+// DefaultBufferType returns the buffer type tensors for this backend are
+// allocated in.
+func (b *Backend) DefaultBufferType() runtime.BufferType { return b.bt }
+
+// SupportsBufferType reports whether bt is host memory.
+func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool { return bt != nil && bt.IsHost() }
+
+// SupportsOp reports whether Compute implements node t with its types and
+// layouts: exactly the reference kernels' coverage (cpukernels.Supports);
+// the fast kernels only speed up a subset.
+func (b *Backend) SupportsOp(t *runtime.Tensor) bool { return cpukernels.Supports(t) == nil }
+
+// Close marks the backend closed; later Computes fail with ErrClosed.
+func (b *Backend) Close() error {
+	b.closed = true
+	return nil
+}
+
+// Compute runs every node of g in order. Every node and source must live
+// in a host buffer (runtime.HostBuffer). The first failing node stops the
+// run with an error naming it.
+func (b *Backend) Compute(g *runtime.Graph) error {
+	if b.closed {
+		return ErrClosed
+	}
+	if g == nil {
+		return fmt.Errorf("cpu backend: nil graph: %w", runtime.ErrGraph)
+	}
+	var scratch scratchPool
+	for i, n := range g.Nodes() {
+		if n.Op == runtime.OpNone || n.Op.IsViewOp() {
+			continue
+		}
+		if err := b.computeNode(n, &scratch); err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// hostMem resolves a tensor placed in a host buffer to its bytes.
+func hostMem(t *runtime.Tensor) ([]byte, error) {
+	if t.Buffer == nil {
+		return nil, fmt.Errorf("tensor %q has no buffer: %w", t.Name, runtime.ErrNotAllocated)
+	}
+	hb, ok := t.Buffer.(runtime.HostBuffer)
+	if !ok {
+		return nil, fmt.Errorf("tensor %q is in buffer %s, not host memory: %w", t.Name, t.Buffer.Type().Name(), runtime.ErrUnsupported)
+	}
+	mem := hb.Bytes()
+	n := t.NBytes()
+	if t.Offset > uint64(len(mem)) || n > uint64(len(mem))-t.Offset {
+		return nil, fmt.Errorf("tensor %q: %d bytes at offset %d outside its buffer of %d bytes: %w", t.Name, n, t.Offset, len(mem), runtime.ErrOutOfBounds)
+	}
+	return mem[t.Offset : t.Offset+n : t.Offset+n], nil
+}
+
+// computeNode checks node n and its sources, then runs it.
+func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
+	if err := cpukernels.Supports(n); err != nil {
+		return err
+	}
+	var mem [runtime.MaxSrc + 1][]byte
+	var err error
+	if mem[0], err = hostMem(n); err != nil {
+		return err
+	}
+	for i, s := range n.Src {
+		if s != nil {
+			if mem[i+1], err = hostMem(s); err != nil {
+				return fmt.Errorf("tensor %s: source %d: %w", n, i, err)
+			}
+		}
+	}
+	nth := b.threadsFor(n)
+	if f := fastKernel(n, mem[0], mem[1:], scratch, nth); f != nil {
+		return parallel(nth, f)
+	}
+	return parallel(nth, func(ith, nth int) error { return cpukernels.Compute(n, hostMem, ith, nth) })
+}
+
+// threadsFor picks the worker count for n: fewer for small nodes, where
+// starting goroutines costs more than it saves.
+func (b *Backend) threadsFor(n *runtime.Tensor) int {
+	work := n.Nelements()
+	if n.Op == runtime.OpMulMat {
+		work *= n.Src[0].Ne[0]
+	}
+	nth := b.threads
+	if lim := work / 8192; int64(nth) > lim {
+		nth = int(max(lim, 1))
+	}
+	return nth
+}
+
+// parallel runs f(ith, nth) for ith in [0, nth) on nth goroutines (the
+// caller's among them) and returns the first error.
+func parallel(nth int, f func(ith, nth int) error) error {
+	if nth <= 1 {
+		return f(0, 1)
+	}
+	errs := make([]error, nth)
+	var wg sync.WaitGroup
+	for i := 1; i < nth; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = f(i, nth)
+		}(i)
+	}
+	errs[0] = f(0, nth)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

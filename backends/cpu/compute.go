@@ -1,0 +1,338 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	"github.com/gogml/gogml/kernels/cpu/vec"
+	"github.com/gogml/gogml/runtime"
+)
+
+// This file holds the CPU backend's fast paths: contiguous-row f32 cases of
+// the hot ops, on the kernels of package vec. Anything they do not cover
+// runs on the reference kernels.
+
+// scratchPool holds one float32 scratch slice per worker, reused across the
+// nodes of one Compute. prepare must run before the workers start; each
+// worker then touches only its own slot.
+type scratchPool struct{ bufs [][]float32 }
+
+func (p *scratchPool) prepare(nth int) {
+	for len(p.bufs) < nth {
+		p.bufs = append(p.bufs, nil)
+	}
+}
+
+func (p *scratchPool) get(ith, n int) []float32 {
+	if cap(p.bufs[ith]) < n {
+		p.bufs[ith] = make([]float32, n)
+	}
+	return p.bufs[ith][:n]
+}
+
+// f32Layout reports whether t is f32 with dense rows, strides that are
+// multiples of 4 and bytes b that start 4-byte aligned, so its rows can be
+// viewed as []float32.
+func f32Layout(t *runtime.Tensor, b []byte) bool {
+	if t.Type != runtime.TypeF32 || t.Nb[0] != 4 || len(b) == 0 {
+		return false
+	}
+	for i := 1; i < runtime.MaxDims; i++ {
+		if t.Nb[i]%4 != 0 {
+			return false
+		}
+	}
+	return uintptr(unsafe.Pointer(&b[0]))%4 == 0
+}
+
+// floats views n float32 values at byte off of b (bounds already known to
+// hold: off+4n ≤ len(b)).
+func floats(b []byte, off uint64, n int64) []float32 {
+	if n <= 0 {
+		return nil
+	}
+	_ = b[off+4*uint64(n)-1]
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[off])), n)
+}
+
+func off3(nb [4]uint64, i1, i2, i3 int64) uint64 {
+	return uint64(i1)*nb[1] + uint64(i2)*nb[2] + uint64(i3)*nb[3]
+}
+
+func rowCoords(ne [4]int64, r int64) (i1, i2, i3 int64) {
+	return r % ne[1], (r / ne[1]) % ne[2], r / (ne[1] * ne[2])
+}
+
+// rowsKernel runs f on each of the worker's share of t's rows.
+func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func(ith, nth int) error {
+	return func(ith, nth int) error {
+		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+		for r := r0; r < r1; r++ {
+			i1, i2, i3 := rowCoords(t.Ne, r)
+			if err := f(ith, i1, i2, i3); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// fastKernel returns a fast kernel for node t (bytes dst, sources' bytes
+// src), or nil when the reference must run.
+func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	s0 := t.Src[0]
+	switch t.Op {
+	case runtime.OpMulMat:
+		return mulMatKernel(t, dst, src[0], src[1], sp, nth)
+	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
+		return binaryKernel(t, dst, src[0], src[1])
+	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		return copyKernel(t, dst, src[0], sp, nth)
+	case runtime.OpGetRows:
+		return getRowsKernel(t, dst, src[0], src[1])
+	case runtime.OpSoftMax:
+		return softMaxKernel(t, dst, src[0], src[1], sp, nth)
+	}
+	if !f32Layout(t, dst) || !f32Layout(s0, src[0]) {
+		return nil
+	}
+	ne0 := t.Ne[0]
+	var op func(d, a []float32)
+	switch t.Op {
+	case runtime.OpScale:
+		s := t.OpParamF32(0)
+		op = func(d, a []float32) { vec.Scale(d, a, s) }
+	case runtime.OpAdd1:
+		b := t.Src[1]
+		if b.Type != runtime.TypeF32 {
+			return nil
+		}
+		s := math.Float32frombits(binary.LittleEndian.Uint32(src[1]))
+		op = func(d, a []float32) { vec.AddScalar(d, a, s) }
+	case runtime.OpSqr:
+		op = func(d, a []float32) { vec.Mul(d, a, a) }
+	case runtime.OpUnary:
+		switch t.UnaryOp() {
+		case runtime.UnarySilu:
+			op = vec.SiLU
+		case runtime.UnaryExp:
+			op = vec.Exp
+		default:
+			return nil
+		}
+	case runtime.OpRmsNorm:
+		eps := t.OpParamF32(0)
+		op = func(d, a []float32) {
+			mean := float32(vec.SumSq(a) / float64(len(a)))
+			vec.Scale(d, a, float32(1/math.Sqrt(float64(mean+eps))))
+		}
+	case runtime.OpNorm:
+		eps := t.OpParamF32(0)
+		op = func(d, a []float32) {
+			mean := float32(vec.Sum64(a) / float64(len(a)))
+			vec.AddScalar(d, a, -mean)
+			variance := float32(vec.SumSq(d) / float64(len(d)))
+			vec.Scale(d, d, float32(1/math.Sqrt(float64(variance+eps))))
+		}
+	default:
+		return nil
+	}
+	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+		op(floats(dst, off3(t.Nb, i1, i2, i3), ne0), floats(src[0], off3(s0.Nb, i1, i2, i3), ne0))
+		return nil
+	})
+}
+
+// binaryKernel handles ADD, SUB, MUL, DIV on f32 rows, with b's row
+// repeated along the row.
+func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) error {
+	a, b := t.Src[0], t.Src[1]
+	if !f32Layout(t, dst) || !f32Layout(a, am) || !f32Layout(b, bm) {
+		return nil
+	}
+	var op func(d, x, y []float32)
+	switch t.Op {
+	case runtime.OpAdd:
+		op = vec.Add
+	case runtime.OpSub:
+		op = vec.Sub
+	case runtime.OpMul:
+		op = vec.Mul
+	default:
+		op = vec.Div
+	}
+	ne0, bne0 := t.Ne[0], b.Ne[0]
+	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+		d := floats(dst, off3(t.Nb, i1, i2, i3), ne0)
+		x := floats(am, off3(a.Nb, i1, i2, i3), ne0)
+		y := floats(bm, off3(b.Nb, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), bne0)
+		if bne0 == ne0 {
+			op(d, x, y)
+			return nil
+		}
+		if bne0 == 1 && t.Op != runtime.OpDiv {
+			s := y[0]
+			switch t.Op {
+			case runtime.OpAdd:
+				vec.AddScalar(d, x, s)
+			case runtime.OpSub:
+				vec.AddScalar(d, x, -s)
+			default:
+				vec.Scale(d, x, s)
+			}
+			return nil
+		}
+		for j := int64(0); j < ne0; j += bne0 {
+			op(d[j:j+bne0], x[j:j+bne0], y)
+		}
+		return nil
+	})
+}
+
+// mulMatKernel computes MUL_MAT with vec's GEMM: each result matrix is
+// b·aᵀ. f32 weights are used in place; other weight types are dequantized
+// a few rows at a time into per-worker scratch, the workers splitting a's
+// rows.
+func mulMatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	a, b := t.Src[0], t.Src[1]
+	if !f32Layout(t, dm) || !f32Layout(b, bm) || !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
+		return nil
+	}
+	if a.Type == runtime.TypeF32 && !f32Layout(a, am) {
+		return nil
+	}
+	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	lda, ldc := int64(b.Nb[1]/4), int64(t.Nb[1]/4)
+	chunk := max(4, min(64, 16384/k))
+	rowBytes := a.Type.RowSize(k)
+	if a.Type != runtime.TypeF32 {
+		sp.prepare(nth)
+	}
+	return func(ith, nth int) error {
+		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
+			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
+				A := floats(bm, off3(b.Nb, 0, i2, i3), (m-1)*lda+k)
+				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
+				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
+				if a.Type == runtime.TypeF32 {
+					ldb := int64(a.Nb[1] / 4)
+					B := floats(am, aoff, (n-1)*ldb+k)
+					if err := vec.GemmNTPart(ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
+					continue
+				}
+				j0, j1 := cpukernels.RowRange(n, ith, nth)
+				for jc := j0; jc < j1; jc += chunk {
+					cn := min(chunk, j1-jc)
+					S := sp.get(ith, int(cn*k))
+					for j := int64(0); j < cn; j++ {
+						ro := aoff + uint64(jc+j)*a.Nb[1]
+						if err := cpukernels.ToFloat(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil {
+							return fmt.Errorf("tensor %s: %w", t, err)
+						}
+					}
+					if err := vec.GemmNT(int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// copyKernel handles DUP, CONT and CPY when source and result rows have the
+// same length and are dense: row r of the result is row r of the source,
+// converted through float32 (or copied when the types match).
+func copyKernel(t *runtime.Tensor, dm, sm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	s := t.Src[0]
+	if s.Ne[0] != t.Ne[0] || !s.IsContiguousRows() || !t.IsContiguousRows() {
+		return nil
+	}
+	same := s.Type == t.Type
+	if !same && (!cpukernels.IsRowType(s.Type) || !cpukernels.IsRowType(t.Type)) {
+		return nil
+	}
+	sn, dn := s.Type.RowSize(s.Ne[0]), t.Type.RowSize(t.Ne[0])
+	if !same {
+		sp.prepare(nth)
+	}
+	return rowsKernel(t, func(ith int, i1, i2, i3 int64) error {
+		j1, j2, j3 := rowCoords(s.Ne, i1+t.Ne[1]*(i2+t.Ne[2]*i3))
+		so, do := off3(s.Nb, j1, j2, j3), off3(t.Nb, i1, i2, i3)
+		if same {
+			copy(dm[do:do+dn], sm[so:so+sn])
+			return nil
+		}
+		row := sp.get(ith, int(t.Ne[0]))
+		if err := cpukernels.ToFloat(s.Type, sm[so:so+sn], row); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		if err := cpukernels.FromFloat(t.Type, row, dm[do:do+dn]); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		return nil
+	})
+}
+
+// getRowsKernel gathers dense rows of a (any row type) into f32 rows.
+func getRowsKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int) error {
+	a, b := t.Src[0], t.Src[1]
+	if !f32Layout(t, dm) || !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
+		return nil
+	}
+	rowBytes := a.Type.RowSize(a.Ne[0])
+	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+		idx := int64(int32(binary.LittleEndian.Uint32(bm[uint64(i1)*b.Nb[0]+off3(b.Nb, i2, i3, 0):])))
+		if idx < 0 || idx >= a.Ne[1] {
+			return fmt.Errorf("tensor %s: row index %d at (%d, %d, %d) of %q outside [0, %d): %w",
+				t, idx, i1, i2, i3, b.Name, a.Ne[1], runtime.ErrOutOfBounds)
+		}
+		ro := off3(a.Nb, idx, i2, i3)
+		if err := cpukernels.ToFloat(a.Type, am[ro:ro+rowBytes], floats(dm, off3(t.Nb, i1, i2, i3), t.Ne[0])); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		return nil
+	})
+}
+
+// softMaxKernel computes soft_max_ext on f32 rows: scale into scratch, add
+// the slope-weighted mask row, then exp(w - max) normalized.
+func softMaxKernel(t *runtime.Tensor, dm, sm, mm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	s, m := t.Src[0], t.Src[1]
+	if !f32Layout(t, dm) || !f32Layout(s, sm) {
+		return nil
+	}
+	if m != nil && !(f32Layout(m, mm) || (m.Type == runtime.TypeF16 && m.IsContiguousRows())) {
+		return nil
+	}
+	scale, maxBias := t.OpParamF32(0), t.OpParamF32(1)
+	ne0 := t.Ne[0]
+	sp.prepare(nth)
+	return rowsKernel(t, func(ith int, i1, i2, i3 int64) error {
+		buf := sp.get(ith, int(2*ne0))
+		w, mrow := buf[:ne0], buf[ne0:]
+		vec.Scale(w, floats(sm, off3(s.Nb, i1, i2, i3), ne0), scale)
+		if m != nil {
+			mo := off3(m.Nb, i1, i2%m.Ne[2], i3%m.Ne[3])
+			if m.Type == runtime.TypeF32 {
+				mrow = floats(mm, mo, ne0)
+			} else {
+				for i := range mrow {
+					mrow[i] = cpukernels.F16ToF32(binary.LittleEndian.Uint16(mm[mo+2*uint64(i):]))
+				}
+			}
+			vec.ScaleAdd(w, mrow, cpukernels.AlibiSlope(maxBias, i2, t.Ne[2]))
+		}
+		d := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
+		mx := vec.Max(w)
+		sum := vec.ExpSub(d, w, mx)
+		vec.Scale(d, d, float32(1/sum))
+		return nil
+	})
+}
