@@ -1,0 +1,69 @@
+//go:build opengl
+
+package opengl
+
+import (
+	"fmt"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// Compiled reports whether this binary contains the OpenGL backend.
+const Compiled = true
+
+// Backend runs graphs with GLSL compute shaders on one OpenGL device.
+type Backend struct {
+	dev *device
+	bt  *bufferType
+}
+
+// New opens the OpenGL device cfg.Device: an EGL context on a GL thread of
+// its own. Without EGL, a driver, or OpenGL 4.3, it returns an error
+// wrapping ErrNoDevice.
+func New(cfg Config) (*Backend, error) {
+	if cfg.Upload != UploadSubData && cfg.Upload != UploadMapped {
+		return nil, fmt.Errorf("opengl: unknown upload mode %d", int(cfg.Upload))
+	}
+	d, err := openDevice(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{dev: d, bt: newBufferType(d, cfg.Upload)}, nil
+}
+
+// Name returns "GL<device index>".
+func (b *Backend) Name() string { return b.bt.name }
+
+// Info returns the device's description and limits as read when opened.
+func (b *Backend) Info() Info { return b.dev.info }
+
+// Device describes the device; memory figures are zero where the driver
+// does not report them.
+func (b *Backend) Device() runtime.DeviceInfo {
+	free, total := b.dev.memory()
+	return runtime.DeviceInfo{
+		Name:        b.bt.name,
+		Description: b.dev.info.String(),
+		FreeMemory:  free,
+		TotalMemory: total,
+	}
+}
+
+// DefaultBufferType returns the device's "GL<n>" buffer type.
+func (b *Backend) DefaultBufferType() runtime.BufferType { return b.bt }
+
+// SupportsBufferType reports whether bt is this device's buffer type.
+func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
+	gbt, ok := bt.(*bufferType)
+	return ok && gbt.dev == b.dev
+}
+
+// Close releases the context and its thread. Buffers of this backend
+// become unusable (their operations return ErrClosed).
+func (b *Backend) Close() error { return b.dev.close() }
+
+var (
+	_ runtime.Backend    = (*Backend)(nil)
+	_ runtime.BufferType = (*bufferType)(nil)
+	_ runtime.Buffer     = (*buffer)(nil)
+)
