@@ -12,7 +12,7 @@ import (
 // program is a linked compute program and where its parameters go.
 type program struct {
 	id     uint32
-	params int32    // location of the uniform uint array P
+	params int32     // location of the uniform uint array P
 	local  [3]uint32 // local work group size
 }
 
