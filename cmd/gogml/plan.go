@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/gogml/gogml/gallocr"
+	"github.com/gogml/gogml/runtime"
+)
+
+func runPlan(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "write the plan (plan/v1 JSON) to this file instead of stdout")
+	stats := fs.Bool("stats", false, "print buffer sizes, the live-bytes lower bound and ratios (both strategies) instead of the plan")
+	svg := fs.String("svg", "", "draw the memory map to this SVG file")
+	strategyName := fs.String("strategy", "ggml", "placement strategy: ggml (identical to ggml) or optimized")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gogml plan GRAPH.json [-o PLAN.json] [-stats] [-svg MAP.svg] [-strategy ggml|optimized]")
+		fs.PrintDefaults()
+	}
+	// Accept flags before and after the file name.
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) < 1 {
+		fs.Usage()
+		return fmt.Errorf("missing graph file")
+	}
+	path := rest[0]
+	if err := fs.Parse(rest[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	strategy, err := gallocr.ParseStrategy(*strategyName)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	gf, err := runtime.ParseGraphFile(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	pl, err := gallocr.PlanFile(gf, strategy)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if *svg != "" {
+		var b bytes.Buffer
+		if err := pl.WriteSVG(&b, gf.BufferList(), gallocr.SVGOptions{Title: path}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*svg, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if *stats {
+		return printStats(stdout, gf, pl)
+	}
+	var b bytes.Buffer
+	if err := gallocr.WritePlanFile(&b, gf, pl); err != nil {
+		return err
+	}
+	if *out != "" {
+		return os.WriteFile(*out, b.Bytes(), 0o644)
+	}
+	_, err = stdout.Write(b.Bytes())
+	return err
+}
+
+// printStats prints, per buffer type of the plan, the chunk sizes of the
+// chosen strategy, both strategies' totals, the live-bytes lower bound and
+// the ratios plan/bound.
+func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
+	other := gallocr.StrategyOptimized
+	if pl.Strategy == gallocr.StrategyOptimized {
+		other = gallocr.StrategyGGML
+	}
+	alt, altErr := gallocr.PlanFile(gf, other)
+	plans := map[gallocr.Strategy]*gallocr.Plan{pl.Strategy: pl}
+	if altErr == nil {
+		plans[other] = alt
+	}
+	bound := pl.LowerBound()
+	fmt.Fprintf(w, "graph: %d nodes, %d leafs, %d tensors; strategy %s\n\n", gf.Graph.NumNodes(), gf.Graph.NumLeafs(), len(gf.Tensors), pl.Strategy)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "buffer\ttype\tchunks\tggml\toptimized\tlower bound\tggml/bound\toptimized/bound\t")
+	seen := map[int]bool{}
+	for i, bi := range gf.Buffers {
+		d := pl.DynOf[i]
+		if seen[d] {
+			fmt.Fprintf(tw, "%d\t%s\t(shares buffer %d)\t\t\t\t\t\t\n", i, gf.BufferTypes[bi].Name(), firstWith(pl.DynOf, d))
+			continue
+		}
+		seen[d] = true
+		size := func(s gallocr.Strategy) (uint64, bool) {
+			p, ok := plans[s]
+			if !ok {
+				return 0, false
+			}
+			return p.DynSizes()[d], true
+		}
+		g, gok := size(gallocr.StrategyGGML)
+		o, ook := size(gallocr.StrategyOptimized)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", i, gf.BufferTypes[bi].Name(), len(pl.Chunks[i]),
+			num(g, gok), num(o, ook), bound[d], ratio(g, bound[d], gok), ratio(o, bound[d], ook))
+	}
+	tw.Flush()
+	if altErr != nil {
+		fmt.Fprintf(w, "\n(%s strategy: %v)\n", other, altErr)
+	}
+	for i := range gf.Buffers {
+		if firstWith(pl.DynOf, pl.DynOf[i]) == i && len(pl.Chunks[i]) > 1 {
+			fmt.Fprintf(w, "buffer %d chunks (%s): %v\n", i, pl.Strategy, pl.Chunks[i])
+		}
+	}
+	return nil
+}
+
+func firstWith(dynOf []int, d int) int {
+	for i, x := range dynOf {
+		if x == d {
+			return i
+		}
+	}
+	return -1
+}
+
+func num(v uint64, ok bool) string {
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprint(v)
+}
+
+func ratio(v, bound uint64, ok bool) string {
+	if !ok {
+		return "n/a"
+	}
+	if bound == 0 {
+		if v == 0 {
+			return "1.000"
+		}
+		return "inf"
+	}
+	return fmt.Sprintf("%.3f", float64(v)/float64(bound))
+}
