@@ -1,0 +1,58 @@
+# gogml — make help lists the targets.
+GO      ?= go
+SHARED  ?= ../shared
+PROMPT  ?= 1,2,3,4,5,6,7,8
+NTOK    ?= 24
+
+.PHONY: help build vet test test-go test-opengl run bench fuzz clean
+
+help:
+	@echo "make run       run the main job: plan the example graph, then the small decoder on the CPU backend"
+	@echo "make test      install what the tests need (apt, as root) and run every test"
+	@echo "make bench     benchmarks: allocator ns/node, CPU kernels (GFLOP/s, GB/s), decoder tokens/s"
+	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
+	@echo "make ptx       regenerate the CUDA PTX from kernels/cuda/*.cu (needs nvcc; see the cuda block)"
+	@echo "make gpu-check build the NVIDIA device check (test + bench binaries and a runner script)"
+
+build:
+	CGO_ENABLED=0 $(GO) build ./...
+
+vet:
+	CGO_ENABLED=0 $(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+# Every package's tests (fuzz targets run their seed corpora), then the
+# OpenGL backend on Mesa's llvmpipe.
+test: build vet test-go test-opengl
+
+test-go:
+	$(GO) test -count=1 ./...
+
+run:
+	$(GO) run ./cmd/gogml plan examples/graphs/example.graph.json -stats
+	$(GO) run ./cmd/gogml run -prompt $(PROMPT) -n $(NTOK)
+
+bench:
+	$(GO) test -run XXX -bench . -benchtime 1x ./gallocr >/dev/null # warm the build
+	$(GO) test -run XXX -bench . ./gallocr ./kernels/... ./backends/cpu/... ./model/...
+
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./runtime -run XXX -fuzz FuzzParseGraphFile -fuzztime $(FUZZTIME)
+	$(GO) test ./gallocr -run XXX -fuzz FuzzPlanInvariants -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf bin gpu-check-out
+
+# --- opengl ---
+# The OpenGL backend builds with the tags "opengl egl" (go-gl links only
+# libEGL); scripts/ensure-gl-deps.sh installs the Debian packages as root.
+# GOGML_REQUIRE_GL=1 turns a missing GL context into a failure.
+GL_TAGS ?= opengl,egl
+test-opengl:
+	sh scripts/ensure-gl-deps.sh
+	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/...
+# --- end opengl ---
+
+# --- cuda ---
+# --- end cuda ---
