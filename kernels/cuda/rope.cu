@@ -14,13 +14,13 @@ static __device__ __forceinline__ float yarn_ramp(float low, float high, int i0)
 }
 
 // x: input, pos: i32 positions indexed by dimension 2, ff: optional f32
-// frequency factors (0 when absent), one per rotated pair. corr0/corr1 are
-// YaRN's correction dimensions, computed on the host.
+// frequency factors (0 when absent), one per rotated pair. theta_scale is
+// freq_base^(-2/n_dims) and corr0/corr1 are YaRN's correction dimensions,
+// all computed on the host exactly as the CPU reference does.
 extern "C" __global__ void k_rope_f32(char *dst, shape4 d, const char *x, shape4 sx,
                                       const char *pos, const char *ff, int n_dims, int mode,
-                                      float freq_base, float freq_scale, float ext_factor,
+                                      float theta_scale, float freq_scale, float ext_factor,
                                       float attn_factor, float corr0, float corr1, int backward) {
-    const float theta_scale = powf(freq_base, -2.0f / n_dims);
     const i64 npairs = d.ne[0] / 2;
     for (i64 r = blockIdx.y; r < nrows(d); r += gridDim.y) {
         i64 i1, i2, i3;

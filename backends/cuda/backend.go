@@ -1,0 +1,296 @@
+// Package cuda is gogml's CUDA backend. It loads the NVIDIA driver
+// (libcuda.so.1) at run time through purego, so the same binary builds
+// without cgo or the CUDA SDK and runs on machines without a GPU, where New
+// returns an error matching ErrNoDriver or ErrNoDevice.
+//
+// Memory: CUDA<n> device buffers (addresses are uint64 device pointers,
+// never Go pointers) and CUDA_Host pinned host buffers. Kernels: the PTX
+// embedded by package kernels/cuda, loaded with cuModuleLoadData and
+// launched in graph order on one stream per backend.
+//
+// Threading: every driver call runs on a locked OS thread with the
+// device's primary context made current first, so any goroutine may call
+// any method. A Backend serialises its own calls.
+package cuda
+
+import (
+	"fmt"
+	"io/fs"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	kcuda "github.com/gogml/gogml/kernels/cuda"
+	"github.com/gogml/gogml/runtime"
+)
+
+// Backend runs graphs on one CUDA device.
+type Backend struct {
+	mu     sync.Mutex
+	dev    *device
+	name   string
+	stream cuStream
+	mods   []cuModule
+	funcs  map[*kernel]cuFunction
+
+	// scratch is an anonymous mapping (outside the Go heap) holding the
+	// packed kernel arguments and the cuLaunchKernel "extra" array that
+	// points at them.
+	scratch []byte
+
+	devType  *DeviceBufferType
+	hostType *HostBufferType
+	closed   bool
+}
+
+// Scratch layout: the extra array (5 words), then the size word, then the
+// arguments.
+const (
+	scratchExtra = 0
+	scratchSize  = 64
+	scratchArgs  = 128
+	scratchBytes = scratchArgs + maxArgBytes
+)
+
+// New opens CUDA device number device (0-based). Without a usable driver
+// the error matches ErrNoDriver; without that device, ErrNoDevice.
+func New(device int) (*Backend, error) {
+	dev, err := openDevice(device)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{dev: dev, name: "CUDA" + strconv.Itoa(device), funcs: map[*kernel]cuFunction{}}
+	if err := b.init(); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) init() error {
+	b.devType = &DeviceBufferType{dev: b.dev, name: b.name, maxSize: b.dev.total}
+	b.hostType = &HostBufferType{dev: b.dev}
+	mem, err := unix.Mmap(-1, 0, scratchBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return fmt.Errorf("cuda: launch scratch: %w", err)
+	}
+	b.scratch = mem
+	return b.dev.do(func() error {
+		d := b.dev.drv
+		if err := d.check("cuStreamCreate", d.cuStreamCreate(&b.stream, 0)); err != nil {
+			return err
+		}
+		byModule := map[string]cuModule{}
+		files, err := fs.Glob(kcuda.PTX, "*.ptx")
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			src, err := kcuda.PTX.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			// The driver wants a NUL-terminated image, read during the
+			// call only.
+			img := append(append([]byte(nil), src...), 0)
+			var m cuModule
+			err = d.check("cuModuleLoadData", d.cuModuleLoadData(&m, unsafe.Pointer(&img[0])))
+			if err != nil {
+				return fmt.Errorf("loading %s: %w", f, err)
+			}
+			b.mods = append(b.mods, m)
+			byModule[strings.TrimSuffix(f, ".ptx")] = m
+		}
+		for _, k := range allKernels {
+			m, ok := byModule[k.module]
+			if !ok {
+				return fmt.Errorf("cuda: module %s.ptx missing", k.module)
+			}
+			var fn cuFunction
+			if err := d.check("cuModuleGetFunction("+k.name+")", d.cuModuleGetFunction(&fn, m, k.name)); err != nil {
+				return err
+			}
+			b.funcs[k] = fn
+		}
+		return nil
+	})
+}
+
+// Close releases the stream, the modules and the backend's reference to
+// the device. Buffers allocated from its buffer types stay valid until
+// freed.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	keep(b.dev.do(func() error {
+		d := b.dev.drv
+		var first error
+		if b.stream != 0 {
+			first = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
+			if err := d.check("cuStreamDestroy_v2", d.cuStreamDestroy(b.stream)); first == nil {
+				first = err
+			}
+		}
+		for _, m := range b.mods {
+			if err := d.check("cuModuleUnload", d.cuModuleUnload(m)); first == nil {
+				first = err
+			}
+		}
+		return first
+	}))
+	if b.scratch != nil {
+		keep(unix.Munmap(b.scratch))
+		b.scratch = nil
+	}
+	keep(b.dev.release())
+	return first
+}
+
+// Name returns "CUDA<n>".
+func (b *Backend) Name() string { return b.name }
+
+// Device describes the GPU: its driver name and free/total memory.
+func (b *Backend) Device() runtime.DeviceInfo {
+	info := runtime.DeviceInfo{
+		Name:        b.name,
+		Description: fmt.Sprintf("%s (compute %d.%d, %d SMs)", b.dev.name, b.dev.ccMajor, b.dev.ccMinor, b.dev.sms),
+		TotalMemory: b.dev.total,
+	}
+	if free, total, err := b.dev.memInfo(); err == nil {
+		info.FreeMemory, info.TotalMemory = free, total
+	}
+	return info
+}
+
+// DefaultBufferType returns the device memory type, CUDA<n>.
+func (b *Backend) DefaultBufferType() runtime.BufferType { return b.devType }
+
+// DeviceBufferType returns the device memory type, CUDA<n>.
+func (b *Backend) DeviceBufferType() *DeviceBufferType { return b.devType }
+
+// HostBufferType returns the pinned host memory type, CUDA_Host.
+func (b *Backend) HostBufferType() *HostBufferType { return b.hostType }
+
+// SupportsBufferType reports whether kernels can address tensors in bt:
+// this device's memory, and pinned host memory when the device has unified
+// addressing (then a pinned host address is also a device address).
+func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
+	switch t := bt.(type) {
+	case *DeviceBufferType:
+		return t.dev == b.dev
+	case *HostBufferType:
+		return t.dev == b.dev && b.dev.uva
+	}
+	return false
+}
+
+// Synchronize waits for all work queued on the backend's stream.
+func (b *Backend) Synchronize() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	return b.dev.do(func() error {
+		return b.dev.drv.check("cuStreamSynchronize", b.dev.drv.cuStreamSynchronize(b.stream))
+	})
+}
+
+// SetTensorAsync queues a copy of src into t (in device memory) on the
+// backend's stream. Go memory is pageable, for which the driver copies the
+// source before returning, so src may be reused at once.
+func (b *Backend) SetTensorAsync(t *runtime.Tensor, src []byte, offset uint64) error {
+	db, ok := t.Buffer.(*deviceBuffer)
+	if !ok {
+		return runtime.SetTensorData(t, src, offset)
+	}
+	pos, err := runtime.CheckBufferRange(db, t, offset, uint64(len(src)))
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if err := db.live(); err != nil {
+		return err
+	}
+	return b.dev.do(func() error {
+		d := b.dev.drv
+		err := d.check("cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync(db.ptr+pos, unsafe.Pointer(&src[0]), uint64(len(src)), b.stream))
+		goruntime.KeepAlive(src)
+		return err
+	})
+}
+
+// GetTensorAsync queues a copy of t's bytes into dst. For pageable (Go)
+// memory the driver completes the copy before returning.
+func (b *Backend) GetTensorAsync(t *runtime.Tensor, dst []byte, offset uint64) error {
+	db, ok := t.Buffer.(*deviceBuffer)
+	if !ok {
+		return runtime.GetTensorData(t, dst, offset)
+	}
+	pos, err := runtime.CheckBufferRange(db, t, offset, uint64(len(dst)))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if err := db.live(); err != nil {
+		return err
+	}
+	return b.dev.do(func() error {
+		d := b.dev.drv
+		err := d.check("cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), db.ptr+pos, uint64(len(dst)), b.stream))
+		goruntime.KeepAlive(dst)
+		return err
+	})
+}
+
+// launch queues kernel k with packed arguments a on the stream. The
+// caller holds b.mu and runs inside dev.do.
+func (b *Backend) launch(k *kernel, grid, block dim3, shmem uint32, a *args) error {
+	if err := a.check(k); err != nil {
+		return err
+	}
+	fn, ok := b.funcs[k]
+	if !ok {
+		return fmt.Errorf("cuda: kernel %s not loaded", k.name)
+	}
+	if grid.x == 0 || grid.y == 0 || grid.z == 0 {
+		return nil // nothing to do
+	}
+	s := b.scratch
+	copy(s[scratchArgs:], a.buf)
+	base := uintptr(unsafe.Pointer(&s[0]))
+	put := func(off int, v uint64) { *(*uint64)(unsafe.Pointer(&s[off])) = v }
+	put(scratchSize, uint64(len(a.buf)))
+	put(scratchExtra+0, launchParamBufferPointer)
+	put(scratchExtra+8, uint64(base+scratchArgs))
+	put(scratchExtra+16, launchParamBufferSize)
+	put(scratchExtra+24, uint64(base+scratchSize))
+	put(scratchExtra+32, launchParamEnd)
+	d := b.dev.drv
+	return d.check("cuLaunchKernel("+k.name+")", d.cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, b.stream, nil, unsafe.Pointer(&s[scratchExtra])))
+}
+
+var _ runtime.AsyncBackend = (*Backend)(nil)
+var _ runtime.HostBuffer = (*hostBuffer)(nil)

@@ -1,0 +1,378 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// Unary function codes of k_unary_f32 beyond ggml's unary ops (0..13).
+const (
+	uSqr   = 100
+	uSqrt  = 101
+	uLog   = 102
+	uScale = 105
+	uClamp = 106
+)
+
+// Binary op codes of k_binary_f32.
+var binaryCode = map[runtime.Op]int32{runtime.OpAdd: 0, runtime.OpSub: 1, runtime.OpMul: 2, runtime.OpDiv: 3}
+
+const (
+	f32 = runtime.TypeF32
+	f16 = runtime.TypeF16
+)
+
+// unarySupported lists the unary functions the backend claims: the ones
+// the CPU reference implements, so that every claim can be checked
+// against it (the kernel has all of ggml's).
+func unarySupported(u runtime.UnaryOp) bool {
+	switch u {
+	case runtime.UnaryAbs, runtime.UnaryNeg, runtime.UnaryTanh, runtime.UnaryRelu, runtime.UnarySigmoid,
+		runtime.UnaryGelu, runtime.UnarySilu, runtime.UnaryExp:
+		return true
+	}
+	return false
+}
+
+func allF32(ts ...*runtime.Tensor) bool {
+	for _, t := range ts {
+		if t == nil || t.Type != f32 {
+			return false
+		}
+	}
+	return true
+}
+
+func isMatRowType(t runtime.Type) bool {
+	switch t {
+	case f32, f16, runtime.TypeQ4_0, runtime.TypeQ8_0:
+		return true
+	}
+	return false
+}
+
+// SupportsOp reports whether Compute has a kernel for node t with its
+// sources' types and layouts.
+func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
+	if t == nil {
+		return false
+	}
+	s0, s1 := t.Src[0], t.Src[1]
+	switch t.Op {
+	case runtime.OpNone, runtime.OpView, runtime.OpReshape, runtime.OpPermute, runtime.OpTranspose:
+		return true
+	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		return s0 != nil && (s0.Type == f32 || s0.Type == f16) && (t.Type == f32 || t.Type == f16) &&
+			s0.Nelements() == t.Nelements()
+	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
+		return allF32(t, s0, s1) && s0.Ne == t.Ne && runtime.CanRepeat(s1, t)
+	case runtime.OpAdd1:
+		return allF32(t, s0, s1) && s0.Ne == t.Ne && s1.IsScalar()
+	case runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpClamp,
+		runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
+		return allF32(t, s0) && s0.Ne == t.Ne
+	case runtime.OpUnary:
+		return allF32(t, s0) && s0.Ne == t.Ne && unarySupported(t.UnaryOp())
+	case runtime.OpSumRows, runtime.OpMean:
+		return allF32(t, s0) && t.Ne == [4]int64{1, s0.Ne[1], s0.Ne[2], s0.Ne[3]}
+	case runtime.OpRepeat:
+		return s0 != nil && (t.Type == f32 || t.Type == f16) && s0.Type == t.Type && runtime.CanRepeat(s0, t)
+	case runtime.OpConcat:
+		dim := t.OpParamI32(0)
+		return allF32(t, s0, s1) && dim >= 0 && dim < 4
+	case runtime.OpMulMat:
+		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == f32 && t.Type == f32 &&
+			s0.IsContiguousRows() && s0.Ne[0] == s1.Ne[0] && s1.Ne[2]%s0.Ne[2] == 0 && s1.Ne[3]%s0.Ne[3] == 0 &&
+			t.Ne == [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} &&
+			s1.Ne[2]*s1.Ne[3] <= 65535 && s1.Ne[1] <= 64*65535
+	case runtime.OpGetRows:
+		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == runtime.TypeI32 && t.Type == f32 &&
+			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
+			s0.Ne[2] == s1.Ne[1] && s1.Ne[3] == 1
+	case runtime.OpSoftMax:
+		if !allF32(t, s0) || s0.Ne != t.Ne {
+			return false
+		}
+		if s1 != nil {
+			return (s1.Type == f32 || s1.Type == f16) && s1.Ne[0] == t.Ne[0] && s1.Ne[1] >= t.Ne[1] &&
+				t.Ne[2]%s1.Ne[2] == 0 && t.Ne[3]%s1.Ne[3] == 0
+		}
+		return t.OpParamF32(1) <= 0
+	case runtime.OpSoftMaxBack, runtime.OpSiluBack, runtime.OpRmsNormBack:
+		if !allF32(t, s0, s1) || s0.Ne != t.Ne || s1.Ne != t.Ne {
+			return false
+		}
+		return t.Op != runtime.OpSoftMaxBack || t.OpParamF32(1) == 0
+	case runtime.OpRope, runtime.OpRopeBack:
+		if !allF32(t, s0) || s0.Ne != t.Ne || s1 == nil || s1.Type != runtime.TypeI32 || s1.Ne[0] < t.Ne[2] || s1.Nb[0] != 4 {
+			return false
+		}
+		nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
+		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
+			return false
+		}
+		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
+			return false
+		}
+		if ff := t.Src[2]; ff != nil && (ff.Type != f32 || ff.Ne[0] < int64(nDims/2) || !ff.IsContiguous()) {
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// Compute runs every node of g in order on the backend's stream and waits
+// for the result. Every tensor must be in memory the backend supports.
+func (b *Backend) Compute(g *runtime.Graph) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	for _, t := range g.Nodes() {
+		if !b.SupportsOp(t) {
+			return fmt.Errorf("cuda: node %s: %w", t, runtime.ErrUnsupported)
+		}
+	}
+	return b.dev.do(func() error {
+		for _, t := range g.Nodes() {
+			if err := b.computeNode(t); err != nil {
+				return fmt.Errorf("cuda: node %s: %w", t, err)
+			}
+		}
+		return b.dev.drv.check("cuStreamSynchronize", b.dev.drv.cuStreamSynchronize(b.stream))
+	})
+}
+
+// addr returns the device address of t's first byte after checking that
+// t's memory is one the kernels can reach.
+func (b *Backend) addr(t *runtime.Tensor) (uint64, error) {
+	if t.Buffer == nil {
+		return 0, fmt.Errorf("tensor %q: %w", t.Name, runtime.ErrNotAllocated)
+	}
+	switch buf := t.Buffer.(type) {
+	case *deviceBuffer:
+		if buf.bt.dev != b.dev {
+			return 0, fmt.Errorf("tensor %q is on another device: %w", t.Name, runtime.ErrUnsupported)
+		}
+		if err := buf.live(); err != nil {
+			return 0, err
+		}
+	case *hostBuffer:
+		if buf.bt.dev != b.dev || !b.dev.uva {
+			return 0, fmt.Errorf("tensor %q: pinned memory not addressable here: %w", t.Name, runtime.ErrUnsupported)
+		}
+		if err := buf.live(); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, fmt.Errorf("tensor %q is in %s memory: %w", t.Name, t.Buffer.Type().Name(), runtime.ErrUnsupported)
+	}
+	if _, err := runtime.CheckBufferRange(t.Buffer, t, 0, t.NBytes()); err != nil {
+		return 0, err
+	}
+	return t.Buffer.Base() + t.Offset, nil
+}
+
+// Launch geometry.
+const (
+	blockThreads = 256
+	maxGridYZ    = 65535
+	maxGridX     = 1 << 30
+)
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+func clampGrid(n, max int64) uint32 {
+	if n < 1 {
+		return 1
+	}
+	if n > max {
+		return uint32(max)
+	}
+	return uint32(n)
+}
+
+// rowsGrid is the launch shape of the "rows" kernels for a tensor with
+// ne0 columns and nrows rows.
+func rowsGrid(ne0, nrows int64) (dim3, dim3) {
+	return dim3{clampGrid(ceilDiv(ne0, blockThreads), maxGridYZ), clampGrid(nrows, maxGridYZ), 1}, dim3{blockThreads, 1, 1}
+}
+
+// reduceBlock is the block size of the row-reduction kernels: a power of
+// two from 32 to 1024, near the row length.
+func reduceBlock(ne0 int64) uint32 {
+	n := uint32(32)
+	for n < 1024 && int64(n) < ne0 {
+		n *= 2
+	}
+	return n
+}
+
+// reduceLaunch launches reduction kernel k with one block per row.
+func (b *Backend) reduceLaunch(k *kernel, ne0, nrows int64, a *args) error {
+	bs := reduceBlock(ne0)
+	return b.launch(k, dim3{clampGrid(nrows, maxGridX), 1, 1}, dim3{bs, 1, 1}, bs*4, a)
+}
+
+// computeNode launches the kernel of one node.
+func (b *Backend) computeNode(t *runtime.Tensor) error {
+	if t.Op == runtime.OpNone || t.Op.IsViewOp() || t.Nelements() == 0 {
+		return nil
+	}
+	dst, err := b.addr(t)
+	if err != nil {
+		return err
+	}
+	var src [3]uint64
+	for i := range src {
+		if s := t.Src[i]; s != nil {
+			if src[i], err = b.addr(s); err != nil {
+				return err
+			}
+		}
+	}
+	s0, s1 := t.Src[0], t.Src[1]
+	a := &args{}
+	switch t.Op {
+	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type))
+		g, bl := rowsGrid(s0.Ne[0], s0.Nrows())
+		return b.launch(&kCpy, g, bl, 0, a)
+	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv, runtime.OpAdd1:
+		code := binaryCode[t.Op]
+		if t.Op == runtime.OpAdd1 {
+			code = 0
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(code)
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kBinary, g, bl, 0, a)
+	case runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpClamp, runtime.OpUnary:
+		var code int32
+		var p0, p1 float32
+		switch t.Op {
+		case runtime.OpScale:
+			code, p0 = uScale, t.OpParamF32(0)
+		case runtime.OpSqr:
+			code = uSqr
+		case runtime.OpSqrt:
+			code = uSqrt
+		case runtime.OpLog:
+			code = uLog
+		case runtime.OpClamp:
+			code, p0, p1 = uClamp, t.OpParamF32(0), t.OpParamF32(1)
+		default:
+			code = int32(t.UnaryOp())
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(code).f32(p0).f32(p1)
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kUnary, g, bl, 0, a)
+	case runtime.OpSumRows, runtime.OpMean:
+		mean := int32(0)
+		if t.Op == runtime.OpMean {
+			mean = 1
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(mean)
+		return b.reduceLaunch(&kSumRows, s0.Ne[0], s0.Nrows(), a)
+	case runtime.OpRepeat:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(t.Type))
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kRepeat, g, bl, 0, a)
+	case runtime.OpConcat:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(t.OpParamI32(0))
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kConcat, g, bl, 0, a)
+	case runtime.OpNorm, runtime.OpRmsNorm:
+		rms := int32(0)
+		if t.Op == runtime.OpRmsNorm {
+			rms = 1
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).f32(t.OpParamF32(0)).i32(rms)
+		return b.reduceLaunch(&kNorm, s0.Ne[0], s0.Nrows(), a)
+	case runtime.OpRmsNormBack:
+		// src0 is the output gradient dz, src1 the forward input x.
+		a.ptr(dst).shape(t).ptr(src[1]).shape(s1).ptr(src[0]).shape(s0).f32(t.OpParamF32(0))
+		return b.reduceLaunch(&kRmsNormBack, t.Ne[0], t.Nrows(), a)
+	case runtime.OpSiluBack:
+		// src0 is the output gradient, src1 the forward input x.
+		a.ptr(dst).shape(t).ptr(src[1]).shape(s1).ptr(src[0]).shape(s0)
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kSiluBack, g, bl, 0, a)
+	case runtime.OpSoftMax:
+		maskType := int32(0)
+		maskShape := t
+		if s1 != nil {
+			maskShape = s1
+			maskType = 1
+			if s1.Type == f16 {
+				maskType = 2
+			}
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(maskShape).i32(maskType).
+			f32(t.OpParamF32(0)).f32(t.OpParamF32(1))
+		return b.reduceLaunch(&kSoftMax, t.Ne[0], t.Nrows(), a)
+	case runtime.OpSoftMaxBack:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).f32(t.OpParamF32(0))
+		return b.reduceLaunch(&kSoftMaxBack, t.Ne[0], t.Nrows(), a)
+	case runtime.OpDiagMaskInf:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(t.OpParamI32(0)).f32(float32(math.Inf(-1)))
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kDiagMask, g, bl, 0, a)
+	case runtime.OpGetRows:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(s0.Type)).ptr(src[1]).shape(s1)
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kGetRows, g, bl, 0, a)
+	case runtime.OpMulMat:
+		return b.mulMat(t, dst, src[0], src[1])
+	case runtime.OpRope, runtime.OpRopeBack:
+		return b.rope(t, dst, src[0], src[1], src[2])
+	}
+	return fmt.Errorf("op %s: %w", t.Op, runtime.ErrUnsupported)
+}
+
+func (b *Backend) mulMat(t *runtime.Tensor, dst, pa, pb uint64) error {
+	s0, s1 := t.Src[0], t.Src[1]
+	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).shape(s1)
+	batches := s1.Ne[2] * s1.Ne[3]
+	if s1.Ne[1] == 1 {
+		k := map[runtime.Type]*kernel{f32: &kMulVecF32, f16: &kMulVecF16, runtime.TypeQ4_0: &kMulVecQ4_0, runtime.TypeQ8_0: &kMulVecQ8_0}[s0.Type]
+		return b.launch(k, dim3{clampGrid(ceilDiv(s0.Ne[1], 8), maxGridX), clampGrid(batches, maxGridYZ), 1}, dim3{256, 1, 1}, 0, a)
+	}
+	k := map[runtime.Type]*kernel{f32: &kMulMatF32, f16: &kMulMatF16, runtime.TypeQ4_0: &kMulMatQ4_0, runtime.TypeQ8_0: &kMulMatQ8_0}[s0.Type]
+	if ceilDiv(s0.Ne[1], 64) > maxGridX || ceilDiv(s1.Ne[1], 64) > maxGridYZ || batches > maxGridYZ {
+		return fmt.Errorf("mul_mat %v x %v too large for one launch: %w", s0.Ne, s1.Ne, runtime.ErrUnsupported)
+	}
+	return b.launch(k, dim3{uint32(ceilDiv(s0.Ne[1], 64)), uint32(ceilDiv(s1.Ne[1], 64)), uint32(batches)}, dim3{256, 1, 1}, 0, a)
+}
+
+// ropeCorrDims is YaRN's correction range, computed in float32 as the CPU
+// reference computes it.
+func ropeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (lo, hi float32) {
+	dim := func(nRot float32) float32 {
+		return float32(nDims) * float32(math.Log(float64(float32(nCtxOrig)/(nRot*2*math.Pi)))) / (2 * float32(math.Log(float64(freqBase))))
+	}
+	start := float32(math.Floor(float64(dim(betaFast))))
+	end := float32(math.Ceil(float64(dim(betaSlow))))
+	return max(0, start), min(float32(nDims-1), end)
+}
+
+func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {
+	s0 := t.Src[0]
+	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
+	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
+	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
+	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
+	lo, hi := ropeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
+	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
+	back := int32(0)
+	if t.Op == runtime.OpRopeBack {
+		back = 1
+	}
+	a := (&args{}).ptr(dst).shape(t).ptr(px).shape(s0).ptr(ppos).ptr(pff).i32(nDims).i32(mode).
+		f32(thetaScale).f32(freqScale).f32(extFactor).f32(attnFactor).f32(lo).f32(hi).i32(back)
+	g, bl := rowsGrid(t.Ne[0]/2, t.Nrows())
+	return b.launch(&kRope, g, bl, 0, a)
+}
