@@ -159,3 +159,20 @@ func BenchmarkRMSNormRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmNTOneCore is the 1024³ product on one goroutine against the
+// one-core peak: the efficiency of the kernel without threading effects.
+func BenchmarkGemmNTOneCore(b *testing.B) {
+	const s = 1024
+	peak := PeakGFLOPS(1, 200*time.Millisecond)
+	x, y, z := fill(s*s, 1), fill(s*s, 2), make([]float32, s*s)
+	for b.Loop() {
+		if err := GemmNT(s, s, s, x, s, y, s, z, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := 2 * float64(s) * float64(s) * float64(s) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+	b.ReportMetric(g, "GFLOP/s")
+	b.ReportMetric(peak, "peak-GFLOP/s")
+	b.ReportMetric(g/peak, "of-peak")
+}

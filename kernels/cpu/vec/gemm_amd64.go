@@ -12,11 +12,17 @@ const (
 	gemmNC = 1024
 	// Below gemmSmallM rows of a, packing b costs more than it saves: the
 	// product runs as dot products.
-	gemmSmallM = 3
+	gemmSmallM = 16
 )
 
 //go:noescape
 func kernel6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, acc bool)
+
+//go:noescape
+func dot2x4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+//go:noescape
+func dot1x8(k int, a *float32, b *float32, ldb int, c *float32, acc bool)
 
 //go:noescape
 func packB8(k int, b *float32, ldb int, dst *float32)
@@ -33,13 +39,7 @@ func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 		return
 	}
 	if m < gemmSmallM {
-		for i := 0; i < m; i++ {
-			ai := a[i*lda : i*lda+k]
-			ci := c[i*ldc : i*ldc+n]
-			for j := range ci {
-				ci[j] = dot(ai, b[j*ldb:j*ldb+k])
-			}
-		}
+		gemmNTDot(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
 	gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
@@ -132,6 +132,55 @@ func packB(dst, b []float32, ldb, nb, kb int) {
 			row := b[(jr+r)*ldb : (jr+r)*ldb+kb]
 			for p := p0; p < kb; p++ {
 				pan[p*gemmNR+r] = row[p]
+			}
+		}
+	}
+}
+
+// gemmDotKC: k is cut into chunks this long in the dot-product path, so
+// that four rows of b and the rows of a stay in L1/L2 across the tiles.
+const gemmDotKC = 4096
+
+// gemmNTDot is the product for few rows of a: 2×4 tiles of dot products
+// (1×8 for a single row) straight from the operands, in k chunks, each
+// chunk of a few rows of b reused across all rows of a.
+func gemmNTDot(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	var tmp [8]float32
+	for pc := 0; pc < k; pc += gemmDotKC {
+		kb := min(gemmDotKC, k-pc)
+		acc := pc > 0
+		j := 0
+		if m == 1 {
+			for ; j+8 <= n; j += 8 {
+				dot1x8(kb, &a[pc], &b[j*ldb+pc], ldb, &c[j], acc)
+			}
+		}
+		for ; j+4 <= n; j += 4 {
+			i := 0
+			for ; i+2 <= m; i += 2 {
+				dot2x4(kb, &a[i*lda+pc], lda, &b[j*ldb+pc], ldb, &c[i*ldc+j], ldc, acc)
+			}
+			if i < m {
+				dot2x4(kb, &a[i*lda+pc], 0, &b[j*ldb+pc], ldb, &tmp[0], 4, false)
+				ci := c[i*ldc+j : i*ldc+j+4]
+				for q := range ci {
+					if acc {
+						ci[q] += tmp[q]
+					} else {
+						ci[q] = tmp[q]
+					}
+				}
+			}
+		}
+		for ; j < n; j++ {
+			bj := b[j*ldb+pc : j*ldb+pc+kb]
+			for i := 0; i < m; i++ {
+				s := dot(a[i*lda+pc:i*lda+pc+kb], bj)
+				if acc {
+					c[i*ldc+j] += s
+				} else {
+					c[i*ldc+j] = s
+				}
 			}
 		}
 	}

@@ -50,6 +50,25 @@ TEXT ·kernel6x16(SB), NOSPLIT, $0-49
 	LEAQ (AX)(R8*2), R9
 	ADDQ R8, R9
 	MOVQ b+24(FP), BX
+	// Fetch the c tile now: it is read (acc) and written after the k loop,
+	// and would otherwise miss in cache once per row.
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10
+	LEAQ (DI)(R10*2), R11
+	ADDQ R10, R11
+	PREFETCHT0 (DI)
+	PREFETCHT0 63(DI)
+	PREFETCHT0 (DI)(R10*1)
+	PREFETCHT0 63(DI)(R10*1)
+	PREFETCHT0 (DI)(R10*2)
+	PREFETCHT0 63(DI)(R10*2)
+	PREFETCHT0 (R11)
+	PREFETCHT0 63(R11)
+	PREFETCHT0 (R11)(R10*1)
+	PREFETCHT0 63(R11)(R10*1)
+	PREFETCHT0 (R11)(R10*2)
+	PREFETCHT0 63(R11)(R10*2)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -84,11 +103,6 @@ kloop1:
 	DECQ CX
 	JMP  kloop1
 kstore:
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), R10
-	SHLQ $2, R10
-	LEAQ (DI)(R10*2), R11
-	ADDQ R10, R11
 	MOVBLZX acc+48(FP), DX
 	TESTQ DX, DX
 	JNZ  kadd
@@ -215,5 +229,167 @@ floop:
 	DECQ CX
 	JMP  floop
 fdone:
+	VZEROUPPER
+	RET
+
+// Lane masks for a partial 8-wide load: 8 all-ones words, then 8 zeros.
+// Loading 8 words at masktab+32-4r gives a mask of the first r lanes.
+DATA masktab<>+0(SB)/8, $0xffffffffffffffff
+DATA masktab<>+8(SB)/8, $0xffffffffffffffff
+DATA masktab<>+16(SB)/8, $0xffffffffffffffff
+DATA masktab<>+24(SB)/8, $0xffffffffffffffff
+DATA masktab<>+32(SB)/8, $0
+DATA masktab<>+40(SB)/8, $0
+DATA masktab<>+48(SB)/8, $0
+DATA masktab<>+56(SB)/8, $0
+GLOBL masktab<>(SB), RODATA|NOPTR, $64
+
+// One 8-wide k step of dot2x4 from the a rows in Y8, Y9 (b loaded with LD).
+#define DOTSTEP(LD) \
+	LD((BX), Y14, Y10) \
+	VFMADD231PS Y10, Y8, Y0 \
+	VFMADD231PS Y10, Y9, Y4 \
+	LD((BX)(R9*1), Y14, Y11) \
+	VFMADD231PS Y11, Y8, Y1 \
+	VFMADD231PS Y11, Y9, Y5 \
+	LD((BX)(R9*2), Y14, Y12) \
+	VFMADD231PS Y12, Y8, Y2 \
+	VFMADD231PS Y12, Y9, Y6 \
+	LD((BX)(R10*1), Y14, Y13) \
+	VFMADD231PS Y13, Y8, Y3 \
+	VFMADD231PS Y13, Y9, Y7
+
+// A plain load that ignores the mask operand, to share DOTSTEP.
+#define LOADU(SRC, MASK, DST) VMOVUPS SRC, DST
+#define LOADM(SRC, MASK, DST) VMASKMOVPS SRC, MASK, DST
+
+// Reduce the four 8-lane accumulators A0..A3 to four sums in X(A0) and
+// store (or, with DX≠0, add) them at ADDR; T is scratch.
+#define REDUCE4(A0, A1, A2, A3, XA0, XT, ADDR) \
+	VHADDPS A1, A0, A0 \
+	VHADDPS A3, A2, A2 \
+	VHADDPS A2, A0, A0 \
+	VEXTRACTF128 $1, A0, XT \
+	VADDPS XT, XA0, XA0 \
+	TESTQ DX, DX \
+	JZ    2(PC) \
+	VADDPS ADDR, XA0, XA0 \
+	VMOVUPS XA0, ADDR
+
+// func dot2x4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+// c[r*ldc+q] (+)= sum_p a[r*lda+p] * b[q*ldb+p] for r < 2, q < 4, p < k: a
+// 2×4 tile of dot products along k, for products with few rows in a (no
+// packing). With lda = 0 both rows are the same row. The last k%8
+// elements are read with masked loads, so nothing past the rows is
+// touched. With acc the sums are added to c.
+TEXT ·dot2x4(SB), NOSPLIT, $0-57
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), R9
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+dkloop:
+	CMPQ CX, $8
+	JL   dktail
+	VMOVUPS (AX), Y8
+	VMOVUPS (AX)(R8*1), Y9
+	DOTSTEP(LOADU)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	SUBQ $8, CX
+	JMP  dkloop
+dktail:
+	TESTQ CX, CX
+	JZ    dkdone
+	LEAQ masktab<>+32(SB), DX
+	SHLQ $2, CX
+	SUBQ CX, DX
+	VMOVUPS (DX), Y14
+	VMASKMOVPS (AX), Y14, Y8
+	VMASKMOVPS (AX)(R8*1), Y14, Y9
+	DOTSTEP(LOADM)
+dkdone:
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R11
+	SHLQ $2, R11
+	MOVBLZX acc+56(FP), DX
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1, (DI))
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5, (DI)(R11*1))
+	VZEROUPPER
+	RET
+
+// One 8-wide k step of dot1x8 from the a row in Y8.
+#define DOT8STEP(LD) \
+	LD((BX), Y14, Y9) \
+	VFMADD231PS Y9, Y8, Y0 \
+	LD((BX)(R9*1), Y14, Y10) \
+	VFMADD231PS Y10, Y8, Y1 \
+	LD((BX)(R9*2), Y14, Y11) \
+	VFMADD231PS Y11, Y8, Y2 \
+	LD((BX)(R10*1), Y14, Y12) \
+	VFMADD231PS Y12, Y8, Y3 \
+	LD((R12), Y14, Y9) \
+	VFMADD231PS Y9, Y8, Y4 \
+	LD((R12)(R9*1), Y14, Y10) \
+	VFMADD231PS Y10, Y8, Y5 \
+	LD((R12)(R9*2), Y14, Y11) \
+	VFMADD231PS Y11, Y8, Y6 \
+	LD((R12)(R10*1), Y14, Y12) \
+	VFMADD231PS Y12, Y8, Y7
+
+// func dot1x8(k int, a *float32, b *float32, ldb int, c *float32, acc bool)
+// c[q] (+)= sum_p a[p] * b[q*ldb+p] for q < 8, p < k: one row of a against
+// eight rows of b (matrix-vector products); tails as in dot2x4.
+TEXT ·dot1x8(SB), NOSPLIT, $0-41
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ b+16(FP), BX
+	MOVQ ldb+24(FP), R9
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	LEAQ (BX)(R9*4), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+d8loop:
+	CMPQ CX, $8
+	JL   d8tail
+	VMOVUPS (AX), Y8
+	DOT8STEP(LOADU)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	ADDQ $32, R12
+	SUBQ $8, CX
+	JMP  d8loop
+d8tail:
+	TESTQ CX, CX
+	JZ    d8done
+	LEAQ masktab<>+32(SB), DX
+	SHLQ $2, CX
+	SUBQ CX, DX
+	VMOVUPS (DX), Y14
+	VMASKMOVPS (AX), Y14, Y8
+	DOT8STEP(LOADM)
+d8done:
+	MOVQ c+32(FP), DI
+	MOVBLZX acc+40(FP), DX
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1, (DI))
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5, 16(DI))
 	VZEROUPPER
 	RET
