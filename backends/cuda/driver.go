@@ -154,17 +154,20 @@ func (d *driver) bindings() []binding {
 // loadDriver opens libcuda.so.1 and binds every entry point. Errors wrap
 // ErrNoDriver. dlopen is reference counted, so loading once per backend is
 // cheap and needs no process-wide state.
-func loadDriver() (*driver, error) {
-	h, err := purego.Dlopen(libName, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+func loadDriver() (*driver, error) { return loadDriverFrom(libName) }
+
+// loadDriverFrom is loadDriver for a given library file name.
+func loadDriverFrom(lib string) (*driver, error) {
+	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dlopen %s: %v", ErrNoDriver, libName, err)
+		return nil, fmt.Errorf("%w: dlopen %s: %v", ErrNoDriver, lib, err)
 	}
 	d := &driver{handle: h}
 	for _, b := range d.bindings() {
 		sym, err := purego.Dlsym(h, b.sym)
 		if err != nil {
 			_ = purego.Dlclose(h)
-			return nil, fmt.Errorf("%w: %s has no %s (driver too old?): %v", ErrNoDriver, libName, b.sym, err)
+			return nil, fmt.Errorf("%w: %s has no %s (driver too old?): %v", ErrNoDriver, lib, b.sym, err)
 		}
 		purego.RegisterFunc(b.fn, sym)
 	}
