@@ -375,7 +375,7 @@ func (c *Context) MulMat(a, b *Tensor) *Tensor {
 }
 
 // GetRows gathers rows of a: b holds i32 row indices with b.ne1 equal to
-// a.ne2 and b.ne3 = 1. The result has ne = {a.ne0, b.ne0, b.ne1, b.ne2};
+// a.ne2, b.ne2 equal to a.ne3 (ggml leaves this unchecked) and b.ne3 = 1. The result has ne = {a.ne0, b.ne0, b.ne1, b.ne2};
 // its row (i, j, k) is row b[i, j, k] of matrix (j, k) of a. The result
 // type is f32 (i32 for an i32 a) (ggml_get_rows).
 func (c *Context) GetRows(a, b *Tensor) *Tensor {
@@ -385,8 +385,8 @@ func (c *Context) GetRows(a, b *Tensor) *Tensor {
 	if b.Type != TypeI32 {
 		return c.opErr(OpGetRows, ErrUnsupported, "indices b must be i32", a, b)
 	}
-	if a.Ne[2] != b.Ne[1] || b.Ne[3] != 1 {
-		return c.opErr(OpGetRows, ErrShape, "want a.ne[2] == b.ne[1] and b.ne[3] == 1", a, b)
+	if a.Ne[2] != b.Ne[1] || a.Ne[3] != b.Ne[2] || b.Ne[3] != 1 {
+		return c.opErr(OpGetRows, ErrShape, "want a.ne[2] == b.ne[1], a.ne[3] == b.ne[2] and b.ne[3] == 1", a, b)
 	}
 	typ := TypeF32
 	if a.Type == TypeI32 {

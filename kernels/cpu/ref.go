@@ -152,7 +152,7 @@ func unsupported(t *runtime.Tensor) string {
 		if s1.Type != runtime.TypeI32 {
 			return "indices must be i32"
 		}
-		if t.Ne != [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} || s0.Ne[2] != s1.Ne[1] || s1.Ne[3] != 1 {
+		if t.Ne != [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} || s0.Ne[2] != s1.Ne[1] || s0.Ne[3] != s1.Ne[2] || s1.Ne[3] != 1 {
 			return "shapes do not fit"
 		}
 		switch {
