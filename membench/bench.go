@@ -129,12 +129,13 @@ func Run(ctx context.Context, targets []Target, cfg Config) (*Report, error) {
 	}
 	r.rep = rep
 	for _, n := range rep.Sizes {
-		r.total++
+		figs := 1
 		for _, t := range targets {
 			if n <= t.BufferType().MaxSize() {
-				r.total += len(r.ops(t))
+				figs += len(r.ops(t))
 			}
 		}
+		r.total += figs * (cfg.Warmup + cfg.Reps)
 	}
 	start := time.Now()
 	err := r.run()
@@ -268,12 +269,16 @@ func (r *runner) ops(t Target) []string {
 	return out
 }
 
-func (r *runner) progress(target, op string, n uint64) {
+func (r *runner) progress(res Result, round, rounds int) {
 	r.step++
 	if r.cfg.Progress == nil {
 		return
 	}
-	line := fmt.Sprintf("membench [%d/%d] %s %s %s", r.step, r.total, target, op, FormatSize(n))
+	phase := "warm-up"
+	if round >= r.cfg.Warmup {
+		phase = fmt.Sprintf("rep %d/%d", round-r.cfg.Warmup+1, rounds-r.cfg.Warmup)
+	}
+	line := fmt.Sprintf("membench [%d/%d] %s %s: %s %s", r.step, r.total, FormatSize(res.Size), phase, res.Target, res.Op)
 	fmt.Fprintf(r.cfg.Progress, "\r%-79s", line)
 }
 
@@ -290,41 +295,265 @@ func (r *runner) iters(n uint64) int {
 }
 
 func (r *runner) run() error {
+	maxN := r.rep.Sizes[len(r.rep.Sizes)-1]
+	if maxN > math.MaxInt/2 {
+		return fmt.Errorf("membench: size %d does not fit in memory: %w", maxN, ErrSize)
+	}
+	// Pageable Go memory, touched once, for set/get and the reference.
+	src, dst := make([]byte, maxN), make([]byte, maxN)
+	cpu.Fill(src, 0x3c)
+	cpu.Fill(dst, 0xc3)
 	for _, n := range r.rep.Sizes {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
-		if n >= 64<<20 {
-			debug.FreeOSMemory()
+		if err := r.size(n, src[:n:n], dst[:n:n]); err != nil {
+			return err
 		}
-		if n > math.MaxInt {
-			return fmt.Errorf("membench: size %d does not fit in memory: %w", n, ErrSize)
+	}
+	return nil
+}
+
+// figure is one quantity measured at one size: its result so far and how
+// to take one sample (iters operations, returning the seconds they took).
+type figure struct {
+	res    Result
+	sample func(iters int) (float64, error)
+}
+
+// work holds a target's buffers for one size: a for clear/set/get and as a
+// copy source, b as the copy destination, and pinned host memory.
+type work struct {
+	a, b   *placedBuffer
+	pinned []byte
+	free   []func() error
+}
+
+func (w *work) release() {
+	for i := len(w.free) - 1; i >= 0; i-- {
+		_ = w.free[i]()
+	}
+}
+
+// setup allocates t's working buffers for size n.
+func (r *runner) setup(t Target, n uint64, ops []string) (*work, error) {
+	w := &work{}
+	var err error
+	if w.a, err = newPlaced(t.BufferType(), n, "a"); err != nil {
+		return nil, err
+	}
+	w.free = append(w.free, w.a.free)
+	if w.b, err = newPlaced(t.BufferType(), n, "b"); err != nil {
+		w.release()
+		return nil, err
+	}
+	w.free = append(w.free, w.b.free)
+	if pa, ok := t.(PinnedAllocator); ok && (slices.Contains(ops, OpSetPinned) || slices.Contains(ops, OpGetPinned)) {
+		mem, free, err := pa.AllocPinned(n)
+		if err != nil {
+			w.release()
+			return nil, fmt.Errorf("pinned host memory: %w", err)
 		}
-		// Pageable Go memory, touched, for set/get and the reference.
-		src, dst := make([]byte, n), make([]byte, n)
-		cpu.Fill(src, 0x3c)
-		cpu.Fill(dst, 0xc3)
-		r.progress(HostTarget, OpHostCopy, n)
-		res := r.measure(nil, OpHostCopy, n, r.iters(n), func(iters int) (float64, error) {
+		w.free = append(w.free, free)
+		w.pinned = mem[:n:n]
+		cpu.Fill(w.pinned, 0x3c)
+	}
+	return w, nil
+}
+
+// size measures every figure at size n. The repetitions are interleaved,
+// one sample of each figure in turn, so that slow phases of a busy machine
+// spread over all figures instead of skewing one.
+func (r *runner) size(n uint64, src, dst []byte) error {
+	iters := r.iters(n)
+	if n >= 64<<20 {
+		debug.FreeOSMemory()
+	}
+	figs := []*figure{{
+		res: Result{Target: HostTarget, Op: OpHostCopy, Size: n, Iters: iters, Timing: "host"},
+		sample: func(iters int) (float64, error) {
 			start := time.Now()
 			for range iters {
 				copy(dst, src)
 			}
 			return time.Since(start).Seconds(), nil
-		})
-		res.Target = HostTarget
-		r.rep.Results = append(r.rep.Results, res)
-		for _, t := range r.targets {
-			if n > t.BufferType().MaxSize() {
-				continue
-			}
-			if err := r.target(t, n, src, dst); err != nil {
-				return err
+		},
+	}}
+
+	works := map[string]*work{}
+	failed := map[string]error{}
+	defer func() {
+		for _, w := range works {
+			w.release()
+		}
+	}()
+	for _, t := range r.targets {
+		if n > t.BufferType().MaxSize() {
+			continue
+		}
+		w, err := r.setup(t, n, r.ops(t))
+		if err != nil {
+			failed[t.Name()] = err
+			continue
+		}
+		works[t.Name()] = w
+	}
+
+	for _, t := range r.targets {
+		if n > t.BufferType().MaxSize() {
+			continue
+		}
+		for _, op := range r.ops(t) {
+			f := &figure{res: Result{Target: t.Name(), Op: op, Size: n, Iters: iters, Timing: timing(t)}}
+			figs = append(figs, f)
+			if err := r.prepare(f, t, n, works, failed, src, dst); err != nil {
+				f.res.Error = err.Error()
 			}
 		}
 	}
+
+	rounds := r.cfg.Warmup + r.cfg.Reps
+	for i := 0; i < rounds; i++ {
+		for _, f := range figs {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			r.progress(f.res, i, rounds)
+			if f.res.Error != "" {
+				continue
+			}
+			s, err := f.sample(iters)
+			if err != nil {
+				f.res.Error, f.res.Samples = err.Error(), nil
+				continue
+			}
+			if i >= r.cfg.Warmup {
+				f.res.Samples = append(f.res.Samples, s/float64(iters))
+			}
+		}
+	}
+	for _, f := range figs {
+		f.res.summarize()
+		r.rep.Results = append(r.rep.Results, f.res)
+	}
 	return nil
 }
+
+// prepare sets f.sample for op on t at size n.
+func (r *runner) prepare(f *figure, t Target, n uint64, works map[string]*work, failed map[string]error, src, dst []byte) error {
+	bt := t.BufferType()
+	op := f.res.Op
+	switch op {
+	case OpAllocFree:
+		f.sample = func(iters int) (float64, error) {
+			start := time.Now()
+			for range iters {
+				b, err := bt.AllocBuffer(n)
+				if err != nil {
+					return 0, err
+				}
+				if err := b.Free(); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(start).Seconds(), nil
+		}
+		return nil
+	case OpFirstTouch:
+		f.sample = func(iters int) (float64, error) {
+			var total float64
+			for range iters {
+				b, err := bt.AllocBuffer(n)
+				if err != nil {
+					return 0, err
+				}
+				s, err := timed(t, 1, func() error { return b.Clear(0x5a) })
+				if ferr := b.Free(); err == nil {
+					err = ferr
+				}
+				if err != nil {
+					return 0, err
+				}
+				total += s
+			}
+			return total, nil
+		}
+		return nil
+	}
+
+	w := works[t.Name()]
+	if w == nil {
+		return fmt.Errorf("buffers: %w", failed[t.Name()])
+	}
+	var run func() error
+	timer := t
+	switch {
+	case op == OpClear:
+		run = func() error { return w.a.buf.Clear(0x5a) }
+	case op == OpSet:
+		run = func() error { return w.a.buf.SetTensor(w.a.t, src, 0) }
+	case op == OpGet:
+		run = func() error { return w.a.buf.GetTensor(w.a.t, dst, 0) }
+	case op == OpSetPinned:
+		run = func() error { return w.a.buf.SetTensor(w.a.t, w.pinned, 0) }
+	case op == OpGetPinned:
+		run = func() error { return w.a.buf.GetTensor(w.a.t, w.pinned, 0) }
+	case op == OpCopy:
+		run = func() error { return runtime.CopyTensorData(w.a.t, w.b.t) }
+	case strings.HasPrefix(op, "copy_to:"), strings.HasPrefix(op, "copy_from:"):
+		name := op[strings.IndexByte(op, ':')+1:]
+		peer := r.byName[name]
+		if n > peer.BufferType().MaxSize() {
+			return fmt.Errorf("%s is above %s's max size", FormatSize(n), name)
+		}
+		pw := works[name]
+		if pw == nil {
+			return fmt.Errorf("peer %s buffers: %w", name, failed[name])
+		}
+		from, to := w.a.t, pw.b.t
+		if strings.HasPrefix(op, "copy_from:") {
+			from, to = pw.b.t, w.a.t
+		}
+		run = func() error { return runtime.CopyTensorData(from, to) }
+		// Time with the device side of the copy when either has a timer.
+		if _, ok := t.(DeviceTimer); !ok {
+			if _, ok := peer.(DeviceTimer); ok {
+				timer = peer
+				f.res.Timing = timing(peer)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown operation %q", op)
+	}
+	f.sample = func(iters int) (float64, error) { return timed(timer, iters, run) }
+	return nil
+}
+
+// placedBuffer is a buffer with one i8 tensor spanning n bytes of it.
+type placedBuffer struct {
+	buf runtime.Buffer
+	t   *runtime.Tensor
+}
+
+func newPlaced(bt runtime.BufferType, n uint64, name string) (*placedBuffer, error) {
+	buf, err := bt.AllocBuffer(n)
+	if err != nil {
+		return nil, err
+	}
+	x := runtime.NewContext().NewTensor1D(runtime.TypeI8, int64(n))
+	x.Name = name
+	if err := runtime.TensorAlloc(buf, x, 0); err != nil {
+		_ = buf.Free()
+		return nil, err
+	}
+	if err := buf.Clear(0x11); err != nil {
+		_ = buf.Free()
+		return nil, err
+	}
+	return &placedBuffer{buf: buf, t: x}, nil
+}
+
+func (p *placedBuffer) free() error { return p.buf.Free() }
 
 // timed runs op iters times and returns the seconds taken, with the device's
 // timer when t has one.
@@ -358,210 +587,6 @@ func timing(t Target) string {
 		return "device"
 	}
 	return "host"
-}
-
-// measure runs the warm-up and the repetitions of one figure. sample runs
-// the operation iters times and returns the seconds taken.
-func (r *runner) measure(t Target, op string, n uint64, iters int, sample func(iters int) (float64, error)) Result {
-	res := Result{Op: op, Size: n, Iters: iters, Timing: "host"}
-	if t != nil {
-		res.Target, res.Timing = t.Name(), timing(t)
-	}
-	for i := 0; i < r.cfg.Warmup+r.cfg.Reps; i++ {
-		s, err := sample(iters)
-		if err != nil {
-			res.Error = err.Error()
-			res.Samples = nil
-			return res
-		}
-		if i >= r.cfg.Warmup {
-			res.Samples = append(res.Samples, s/float64(iters))
-		}
-	}
-	res.summarize()
-	return res
-}
-
-// fail records err as the result of every remaining op of t at size n.
-func (r *runner) fail(t Target, ops []string, n uint64, err error) {
-	for _, op := range ops {
-		r.progress(t.Name(), op, n)
-		r.rep.Results = append(r.rep.Results, Result{Target: t.Name(), Op: op, Size: n, Timing: timing(t), Error: err.Error()})
-	}
-}
-
-// placedBuffer is a buffer with one i8 tensor spanning n bytes of it.
-type placedBuffer struct {
-	buf runtime.Buffer
-	t   *runtime.Tensor
-}
-
-func newPlaced(bt runtime.BufferType, n uint64, name string) (*placedBuffer, error) {
-	buf, err := bt.AllocBuffer(n)
-	if err != nil {
-		return nil, err
-	}
-	x := runtime.NewContext().NewTensor1D(runtime.TypeI8, int64(n))
-	x.Name = name
-	if err := runtime.TensorAlloc(buf, x, 0); err != nil {
-		_ = buf.Free()
-		return nil, err
-	}
-	if err := buf.Clear(0x11); err != nil {
-		_ = buf.Free()
-		return nil, err
-	}
-	return &placedBuffer{buf: buf, t: x}, nil
-}
-
-func (p *placedBuffer) free() error {
-	if p == nil {
-		return nil
-	}
-	return p.buf.Free()
-}
-
-// target measures every op of t at size n.
-func (r *runner) target(t Target, n uint64, src, dst []byte) error {
-	if err := r.ctx.Err(); err != nil {
-		return err
-	}
-	bt := t.BufferType()
-	ops := r.ops(t)
-	iters := r.iters(n)
-	add := func(res Result) { r.rep.Results = append(r.rep.Results, res) }
-
-	// Operations on fresh buffers come first, before this size's working
-	// buffers take memory.
-	rest := ops
-	for len(rest) > 0 && (rest[0] == OpAllocFree || rest[0] == OpFirstTouch) {
-		op := rest[0]
-		rest = rest[1:]
-		r.progress(t.Name(), op, n)
-		switch op {
-		case OpAllocFree:
-			add(r.measure(t, op, n, iters, func(iters int) (float64, error) {
-				start := time.Now()
-				for range iters {
-					b, err := bt.AllocBuffer(n)
-					if err != nil {
-						return 0, err
-					}
-					if err := b.Free(); err != nil {
-						return 0, err
-					}
-				}
-				return time.Since(start).Seconds(), nil
-			}))
-		case OpFirstTouch:
-			add(r.measure(t, op, n, iters, func(iters int) (float64, error) {
-				var total float64
-				for range iters {
-					b, err := bt.AllocBuffer(n)
-					if err != nil {
-						return 0, err
-					}
-					s, err := timed(t, 1, func() error { return b.Clear(0x5a) })
-					if ferr := b.Free(); err == nil {
-						err = ferr
-					}
-					if err != nil {
-						return 0, err
-					}
-					total += s
-				}
-				return total, nil
-			}))
-		}
-	}
-	if len(rest) == 0 {
-		return nil
-	}
-
-	a, err := newPlaced(bt, n, "a")
-	if err != nil {
-		r.fail(t, rest, n, err)
-		return nil
-	}
-	defer a.free()
-	var b *placedBuffer
-	if slices.Contains(rest, OpCopy) {
-		if b, err = newPlaced(bt, n, "b"); err != nil {
-			r.fail(t, rest, n, err)
-			return nil
-		}
-		defer b.free()
-	}
-	var pinned []byte
-	if pa, ok := t.(PinnedAllocator); ok && (slices.Contains(rest, OpSetPinned) || slices.Contains(rest, OpGetPinned)) {
-		mem, free, err := pa.AllocPinned(n)
-		if err != nil {
-			r.fail(t, rest, n, fmt.Errorf("pinned host memory: %w", err))
-			return nil
-		}
-		defer free()
-		pinned = mem[:n]
-		cpu.Fill(pinned, 0x3c)
-	}
-
-	for _, op := range rest {
-		if err := r.ctx.Err(); err != nil {
-			return err
-		}
-		r.progress(t.Name(), op, n)
-		var run func() error
-		switch {
-		case op == OpClear:
-			run = func() error { return a.buf.Clear(0x5a) }
-		case op == OpSet:
-			run = func() error { return a.buf.SetTensor(a.t, src, 0) }
-		case op == OpGet:
-			run = func() error { return a.buf.GetTensor(a.t, dst, 0) }
-		case op == OpSetPinned:
-			run = func() error { return a.buf.SetTensor(a.t, pinned, 0) }
-		case op == OpGetPinned:
-			run = func() error { return a.buf.GetTensor(a.t, pinned, 0) }
-		case op == OpCopy:
-			run = func() error { return runtime.CopyTensorData(a.t, b.t) }
-		case strings.HasPrefix(op, "copy_to:"), strings.HasPrefix(op, "copy_from:"):
-			add(r.peerCopy(t, op, n, iters, a))
-			continue
-		default:
-			continue
-		}
-		add(r.measure(t, op, n, iters, func(iters int) (float64, error) { return timed(t, iters, run) }))
-	}
-	return nil
-}
-
-// peerCopy measures a copy between a (of t) and a fresh buffer of the peer
-// named in op.
-func (r *runner) peerCopy(t Target, op string, n uint64, iters int, a *placedBuffer) Result {
-	to := strings.HasPrefix(op, "copy_to:")
-	name := op[strings.IndexByte(op, ':')+1:]
-	peer := r.byName[name]
-	if n > peer.BufferType().MaxSize() {
-		return Result{Target: t.Name(), Op: op, Size: n, Timing: timing(t), Error: fmt.Sprintf("%s above %s's max size", FormatSize(n), name)}
-	}
-	p, err := newPlaced(peer.BufferType(), n, "peer")
-	if err != nil {
-		return Result{Target: t.Name(), Op: op, Size: n, Timing: timing(t), Error: err.Error()}
-	}
-	defer p.free()
-	src, dst := a.t, p.t
-	if !to {
-		src, dst = p.t, a.t
-	}
-	// Time with the device side of the copy when one of the two has a timer.
-	timer := t
-	if _, ok := t.(DeviceTimer); !ok {
-		timer = peer
-	}
-	res := r.measure(timer, op, n, iters, func(iters int) (float64, error) {
-		return timed(timer, iters, func() error { return runtime.CopyTensorData(src, dst) })
-	})
-	res.Target = t.Name()
-	return res
 }
 
 // hostInfo describes the machine.

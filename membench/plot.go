@@ -45,10 +45,8 @@ func (rep *Report) WritePlot(w io.Writer, format string) error {
 	}
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, r := range rep.Results {
-		for _, v := range []float64{r.MinGBps, r.MaxGBps} {
-			if isFinitePositive(v) {
-				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
-			}
+		if v := r.MedianGBps; isFinitePositive(v) {
+			ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
 		}
 	}
 	if !isFinitePositive(ymin) {

@@ -154,7 +154,7 @@ func selectTargets(all []membench.Target, names []string) ([]membench.Target, er
 			for _, t := range all {
 				avail = append(avail, t.Name())
 			}
-			return nil, fmt.Errorf("membench: no buffer type %q here (available: %s)", n, strings.Join(avail, ", "))
+			return nil, fmt.Errorf("no buffer type %q here (available: %s)", n, strings.Join(avail, ", "))
 		}
 	}
 	return out, nil
