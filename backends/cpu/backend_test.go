@@ -1,0 +1,27 @@
+package cpu_test
+
+import (
+	"testing"
+
+	"github.com/gogml/gogml/backends/backendtest"
+	"github.com/gogml/gogml/backends/cpu"
+)
+
+// TestBackendConformance runs the shared suite (buffers, then every op)
+// on the CPU backend with more workers than cores, so row splitting and
+// uneven parts are exercised, and again single-threaded on a reduced table.
+func TestBackendConformance(t *testing.T) {
+	for _, threads := range []int{3, 1} {
+		be := cpu.NewBackend(cpu.BackendOptions{Threads: threads})
+		t.Run("threads"+itoa(uint64(threads)), func(t *testing.T) {
+			var opts []backendtest.OpOption
+			if threads == 1 || raceEnabled {
+				opts = append(opts, backendtest.Reduced())
+			}
+			backendtest.Run(t, be, opts...)
+		})
+		if err := be.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
