@@ -1,0 +1,106 @@
+// Package llama is a small llama-style decoder built with gogml's graph
+// API: token embedding, RMS norm, multi-head attention with RoPE and a KV
+// cache held in its own buffer (written through views each step), a SiLU
+// gated feed-forward, residuals, an output norm and logits. Weights are
+// deterministic pseudo-random numbers from a seed (f32 or q8_0), so runs
+// on different backends and thread counts can be compared by their logits.
+//
+// A Model owns its weights, KV cache and graph allocator on one backend;
+// Eval appends tokens to the cache and returns their logits, building and
+// planning one graph per call.
+package llama
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// ErrConfig is wrapped by every error about an invalid Config.
+var ErrConfig = errors.New("llama: invalid config")
+
+// ErrContextFull is returned by Eval when the tokens do not fit in the
+// remaining context.
+var ErrContextFull = errors.New("llama: context full")
+
+// ErrToken is returned by Eval for a token id outside the vocabulary.
+var ErrToken = errors.New("llama: token out of range")
+
+// Config is the shape of the model and how its weights are made.
+type Config struct {
+	// Vocab is the number of token ids.
+	Vocab int
+	// Dim is the model width (d_model).
+	Dim int
+	// Heads is the number of attention heads; Dim must be a multiple of it
+	// and the head size must be even (RoPE rotates pairs).
+	Heads int
+	// Layers is the number of decoder blocks.
+	Layers int
+	// FFN is the hidden width of the feed-forward network.
+	FFN int
+	// Ctx is the KV cache length: the most tokens a sequence can hold.
+	Ctx int
+	// WeightType is the storage type of the matrices and the embedding:
+	// runtime.TypeF32 or runtime.TypeQ8_0. With q8_0, a matrix whose rows
+	// are not a multiple of 32 elements stays f32.
+	WeightType runtime.Type
+	// Seed selects the pseudo-random weights.
+	Seed uint64
+	// Eps is the RMS norm epsilon.
+	Eps float32
+	// RopeBase is RoPE's frequency base.
+	RopeBase float32
+}
+
+// DefaultConfig returns the small model gogml run uses by default: vocab
+// 256, width 128, 4 heads, 2 layers, feed-forward 352, context 64, f32.
+func DefaultConfig() Config {
+	return Config{
+		Vocab: 256, Dim: 128, Heads: 4, Layers: 2, FFN: 352, Ctx: 64,
+		WeightType: runtime.TypeF32, Seed: 1, Eps: 1e-5, RopeBase: 10000,
+	}
+}
+
+// HeadDim is Dim / Heads.
+func (c Config) HeadDim() int { return c.Dim / c.Heads }
+
+// Validate checks that the shape is usable.
+func (c Config) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"vocab", c.Vocab}, {"dim", c.Dim}, {"heads", c.Heads}, {"layers", c.Layers}, {"ffn", c.FFN}, {"ctx", c.Ctx}} {
+		if f.v < 1 {
+			return fmt.Errorf("%w: %s = %d must be positive", ErrConfig, f.name, f.v)
+		}
+		if f.v > 1<<20 {
+			return fmt.Errorf("%w: %s = %d is too large", ErrConfig, f.name, f.v)
+		}
+	}
+	if c.Dim%c.Heads != 0 {
+		return fmt.Errorf("%w: dim %d is not a multiple of heads %d", ErrConfig, c.Dim, c.Heads)
+	}
+	if c.HeadDim()%2 != 0 {
+		return fmt.Errorf("%w: head size %d must be even for RoPE", ErrConfig, c.HeadDim())
+	}
+	if c.WeightType != runtime.TypeF32 && c.WeightType != runtime.TypeQ8_0 {
+		return fmt.Errorf("%w: weight type %s (want f32 or q8_0)", ErrConfig, c.WeightType)
+	}
+	if !(c.Eps > 0) {
+		return fmt.Errorf("%w: eps %g must be positive", ErrConfig, c.Eps)
+	}
+	if !(c.RopeBase > 1) {
+		return fmt.Errorf("%w: rope base %g must be above 1", ErrConfig, c.RopeBase)
+	}
+	return nil
+}
+
+// matType is the storage type of a matrix whose rows have n elements.
+func (c Config) matType(n int) runtime.Type {
+	if c.WeightType == runtime.TypeQ8_0 && int64(n)%runtime.TypeQ8_0.BlockSize() == 0 {
+		return runtime.TypeQ8_0
+	}
+	return runtime.TypeF32
+}

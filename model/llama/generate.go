@@ -1,0 +1,111 @@
+package llama
+
+import (
+	"fmt"
+	"time"
+)
+
+// Checksum summarises logits so runs on different backends, thread counts
+// or planners can be compared: the sum and the sum of squares (in float64)
+// over every value, and how many values there were.
+type Checksum struct {
+	Sum, SumSq float64
+	Count      int
+}
+
+// Add folds v into the checksum.
+func (c *Checksum) Add(v []float32) {
+	for _, x := range v {
+		c.Sum += float64(x)
+		c.SumSq += float64(x) * float64(x)
+	}
+	c.Count += len(v)
+}
+
+// String prints the checksum with enough digits to compare runs.
+func (c Checksum) String() string {
+	return fmt.Sprintf("sum=%.9e sumsq=%.9e n=%d", c.Sum, c.SumSq, c.Count)
+}
+
+// Step describes one Eval of a generation.
+type Step struct {
+	// Index is 0 for the prompt, then 1, 2, ... for each generated token.
+	Index int
+	// Tokens is the number of tokens evaluated (the prompt length, then 1).
+	Tokens int
+	// Next is the greedy choice from the last logits row.
+	Next int32
+	// Time is the wall time of the Eval.
+	Time time.Duration
+}
+
+// Result is the outcome of Generate.
+type Result struct {
+	// Generated holds the n greedily chosen tokens.
+	Generated []int32
+	// Logits is the checksum over every logits row produced: all prompt
+	// positions, then one row per generated token that was evaluated.
+	Logits Checksum
+	// PromptTime is the prompt's Eval; TokenTimes the single-token Evals.
+	PromptTime time.Duration
+	TokenTimes []time.Duration
+}
+
+// TokensPerSecond is the single-token generation rate (0 without any).
+func (r Result) TokensPerSecond() float64 {
+	var total time.Duration
+	for _, d := range r.TokenTimes {
+		total += d
+	}
+	if total <= 0 {
+		return 0
+	}
+	return float64(len(r.TokenTimes)) / total.Seconds()
+}
+
+// Generate evaluates prompt in one batch, then greedily picks n tokens,
+// feeding each back one at a time (the last pick is not evaluated). It
+// starts from an empty cache. onStep, if not nil, is called after every
+// Eval.
+func (m *Model) Generate(prompt []int32, n int, onStep func(Step)) (Result, error) {
+	var r Result
+	if len(prompt) == 0 {
+		return r, fmt.Errorf("llama: generate: empty prompt: %w", ErrToken)
+	}
+	if n < 0 {
+		return r, fmt.Errorf("llama: generate: %d tokens: %w", n, ErrConfig)
+	}
+	if need := len(prompt) + max(n-1, 0); need > m.cfg.Ctx {
+		return r, fmt.Errorf("llama: generate: prompt %d + %d tokens need %d cache slots, context is %d: %w",
+			len(prompt), n, need, m.cfg.Ctx, ErrContextFull)
+	}
+	m.Reset()
+	batch := prompt
+	for i := 0; i < n || i == 0; i++ {
+		t0 := time.Now()
+		logits, err := m.Eval(batch)
+		dt := time.Since(t0)
+		if err != nil {
+			return r, err
+		}
+		r.Logits.Add(logits)
+		if i == 0 {
+			r.PromptTime = dt
+		} else {
+			r.TokenTimes = append(r.TokenTimes, dt)
+		}
+		V := m.cfg.Vocab
+		next := int32(Argmax(logits[len(logits)-V:]))
+		if n > 0 {
+			r.Generated = append(r.Generated, next)
+		}
+		if onStep != nil {
+			onStep(Step{Index: i, Tokens: len(batch), Next: next, Time: dt})
+		}
+		batch = []int32{next}
+		if n == 0 {
+			break
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,480 @@
+package llama
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	cpukernels "github.com/gogml/gogml/kernels/cpu"
+
+	"github.com/gogml/gogml/gallocr"
+	"github.com/gogml/gogml/runtime"
+)
+
+// Options say where a Model lives and how its graphs are planned.
+type Options struct {
+	// Backend computes the graphs; required.
+	Backend runtime.Backend
+	// BufferType holds the weights and the KV cache; nil means the
+	// backend's default. A finite MaxSize splits the weights across
+	// several buffers.
+	BufferType runtime.BufferType
+	// Strategy is the graph allocator's placement strategy.
+	Strategy gallocr.Strategy
+}
+
+// MemoryStats summarise where a Model's memory went.
+type MemoryStats struct {
+	// WeightsBytes is the size of the weight buffers, WeightsBuffers their
+	// number (more than one when the buffer type's max size splits them).
+	WeightsBytes   uint64
+	WeightsBuffers int
+	// KVBytes is the KV cache buffer's size.
+	KVBytes uint64
+	// ComputeBytes is the graph allocator's buffer size after the last
+	// reserve; ComputeLowerBound is the live-bytes lower bound of that
+	// plan (no placement with the same lifetimes needs fewer bytes).
+	ComputeBytes      uint64
+	ComputeLowerBound uint64
+	// Nodes and Leafs count the reserved graph.
+	Nodes, Leafs int
+	// ReservedBatch is the largest batch the compute buffer was sized for.
+	ReservedBatch int
+	Strategy      gallocr.Strategy
+}
+
+type layer struct {
+	attnNorm, wq, wk, wv, wo *runtime.Tensor
+	ffnNorm, w1, w2, w3      *runtime.Tensor
+	k, v                     *runtime.Tensor // KV cache: k {Dim, Ctx}, v {Ctx, Dim} (transposed)
+}
+
+// Model is a llama-style decoder on one backend. It is not safe for
+// concurrent use.
+type Model struct {
+	cfg   Config
+	be    runtime.Backend
+	bt    runtime.BufferType
+	strat gallocr.Strategy
+
+	tokEmb, outNorm, output *runtime.Tensor
+	layers                  []layer
+	wbuf, kvbuf             runtime.Buffer
+	alloc                   *gallocr.Allocator
+
+	nPast    int
+	reserved int // largest reserved batch, 0: none
+	stats    MemoryStats
+}
+
+// New places the weights w (with w.Config's shape and weight type) and an
+// empty KV cache on the backend, and reserves a compute buffer for a
+// batch of one token. Nothing stays allocated on error.
+func New(w *Weights, o Options) (m *Model, err error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: nil weights", ErrConfig)
+	}
+	cfg := w.Config
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Backend == nil {
+		return nil, fmt.Errorf("%w: no backend", ErrConfig)
+	}
+	bt := o.BufferType
+	if bt == nil {
+		bt = o.Backend.DefaultBufferType()
+	}
+	if bt == nil {
+		return nil, fmt.Errorf("llama: backend %s has no buffer type: %w", o.Backend.Name(), runtime.ErrUnsupported)
+	}
+	m = &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
+	defer func() {
+		if err != nil {
+			m.Close()
+			m = nil
+		}
+	}()
+	if err := m.loadWeights(w); err != nil {
+		return nil, err
+	}
+	if err := m.allocKV(); err != nil {
+		return nil, err
+	}
+	cbt := o.Backend.DefaultBufferType()
+	if cbt == nil {
+		cbt = bt
+	}
+	m.alloc, err = gallocr.New(cbt, gallocr.WithStrategy(o.Strategy))
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Reserve(1); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Config returns the model's shape.
+func (m *Model) Config() Config { return m.cfg }
+
+// NPast is the number of tokens in the KV cache.
+func (m *Model) NPast() int { return m.nPast }
+
+// Stats returns the memory summary.
+func (m *Model) Stats() MemoryStats { return m.stats }
+
+// Reset empties the KV cache (the memory is kept; it is overwritten).
+func (m *Model) Reset() { m.nPast = 0 }
+
+// Close frees every buffer of the model.
+func (m *Model) Close() error {
+	var errs []error
+	if m.alloc != nil {
+		m.alloc.Free()
+		m.alloc = nil
+	}
+	for _, b := range []*runtime.Buffer{&m.wbuf, &m.kvbuf} {
+		if *b != nil {
+			errs = append(errs, (*b).Free())
+			*b = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Model) loadWeights(w *Weights) error {
+	cfg := m.cfg
+	d, f := int64(cfg.Dim), int64(cfg.FFN)
+	if len(w.Layers) != cfg.Layers {
+		return fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
+	}
+	ctx := runtime.NewContext()
+	type upload struct {
+		t *runtime.Tensor
+		v []float32
+	}
+	var ups []upload
+	mat := func(name string, in, out int64, v []float32) *runtime.Tensor {
+		t := ctx.NewTensor2D(cfg.matType(int(in)), in, out)
+		if t != nil {
+			t.Name = name
+			ups = append(ups, upload{t, v})
+		}
+		return t
+	}
+	vec := func(name string, v []float32) *runtime.Tensor {
+		t := ctx.NewTensor1D(runtime.TypeF32, d)
+		if t != nil {
+			t.Name = name
+			ups = append(ups, upload{t, v})
+		}
+		return t
+	}
+	m.tokEmb = mat("tok_embeddings", d, int64(cfg.Vocab), w.TokEmb)
+	for l, lw := range w.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		m.layers = append(m.layers, layer{
+			attnNorm: vec(p+"attn_norm", lw.AttnNorm),
+			wq:       mat(p+"attn_q", d, d, lw.Wq),
+			wk:       mat(p+"attn_k", d, d, lw.Wk),
+			wv:       mat(p+"attn_v", d, d, lw.Wv),
+			wo:       mat(p+"attn_output", d, d, lw.Wo),
+			ffnNorm:  vec(p+"ffn_norm", lw.FFNNorm),
+			w1:       mat(p+"ffn_gate", d, f, lw.W1),
+			w2:       mat(p+"ffn_down", f, d, lw.W2),
+			w3:       mat(p+"ffn_up", d, f, lw.W3),
+		})
+	}
+	m.outNorm = vec("output_norm", w.OutNorm)
+	m.output = mat("output", d, int64(cfg.Vocab), w.Output)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("llama: weights: %w", err)
+	}
+	for _, u := range ups {
+		if int64(len(u.v)) != u.t.Nelements() {
+			return fmt.Errorf("%w: weight %q has %d values, want %d", ErrConfig, u.t.Name, len(u.v), u.t.Nelements())
+		}
+	}
+	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
+	if err != nil {
+		return fmt.Errorf("llama: weights: %w", err)
+	}
+	m.wbuf = buf
+	m.stats.WeightsBytes = buf.Size()
+	m.stats.WeightsBuffers = 1
+	if mb, ok := buf.(*runtime.MultiBuffer); ok {
+		m.stats.WeightsBuffers = len(mb.Parts())
+	}
+	for _, u := range ups {
+		b, err := encode(u.t.Type, u.v)
+		if err != nil {
+			return fmt.Errorf("llama: weight %q: %w", u.t.Name, err)
+		}
+		if err := runtime.SetTensorData(u.t, b, 0); err != nil {
+			return fmt.Errorf("llama: upload weight %q: %w", u.t.Name, err)
+		}
+	}
+	return nil
+}
+
+// encode turns values into the bytes of a tensor of type typ.
+func encode(typ runtime.Type, v []float32) ([]byte, error) {
+	switch typ {
+	case runtime.TypeF32:
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b, nil
+	case runtime.TypeQ8_0:
+		b := make([]byte, typ.RowSize(int64(len(v))))
+		return b, cpukernels.QuantizeRowQ8_0(v, b)
+	}
+	return nil, fmt.Errorf("encode %s: %w", typ, runtime.ErrUnsupported)
+}
+
+func (m *Model) allocKV() error {
+	cfg := m.cfg
+	ctx := runtime.NewContext()
+	for l := range m.layers {
+		k := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Dim), int64(cfg.Ctx))
+		v := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Ctx), int64(cfg.Dim))
+		if k == nil || v == nil {
+			break
+		}
+		k.Name, v.Name = fmt.Sprintf("cache_k_l%d", l), fmt.Sprintf("cache_v_l%d", l)
+		m.layers[l].k, m.layers[l].v = k, v
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("llama: kv cache: %w", err)
+	}
+	size, err := gallocr.CtxTensorsSize(ctx, m.bt)
+	if err != nil {
+		return fmt.Errorf("llama: kv cache: %w", err)
+	}
+	if size > m.bt.MaxSize() {
+		return fmt.Errorf("llama: kv cache of %d bytes exceeds %s's max buffer size %d: %w", size, m.bt.Name(), m.bt.MaxSize(), runtime.ErrOutOfMemory)
+	}
+	buf, err := m.bt.AllocBuffer(size)
+	if err != nil {
+		return fmt.Errorf("llama: kv cache: %w", err)
+	}
+	m.kvbuf = buf
+	buf.SetUsage(runtime.UsageCompute)
+	var off uint64
+	for _, t := range ctx.Tensors() {
+		if err := runtime.TensorAlloc(buf, t, off); err != nil {
+			return fmt.Errorf("llama: kv cache: %w", err)
+		}
+		off = runtime.AlignUp(off+m.bt.AllocSize(t), m.bt.Alignment())
+	}
+	if err := buf.Clear(0); err != nil {
+		return fmt.Errorf("llama: kv cache: %w", err)
+	}
+	m.stats.KVBytes = buf.Size()
+	return nil
+}
+
+// step is one built graph and its input and output tensors.
+type step struct {
+	g           *runtime.Graph
+	tokens, pos *runtime.Tensor
+	logits      *runtime.Tensor
+}
+
+// build makes the graph that evaluates n tokens at positions nPast..:
+// it writes their keys and values into the cache (views of the slots, Cpy
+// into them) and attends over the first nPast+n cached tokens.
+func (m *Model) build(n, nPast int) (*step, error) {
+	cfg := m.cfg
+	ctx := runtime.NewContext()
+	g := runtime.NewGraph()
+	N, T := int64(n), int64(nPast+n)
+	d, H, hd := int64(cfg.Dim), int64(cfg.Heads), int64(cfg.HeadDim())
+	const f32 = 4
+
+	s := &step{g: g}
+	s.tokens = ctx.NewTensor1D(runtime.TypeI32, N)
+	s.pos = ctx.NewTensor1D(runtime.TypeI32, N)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	s.tokens.Name, s.pos.Name = "tokens", "positions"
+	s.tokens.SetInput()
+	s.pos.SetInput()
+
+	named := func(t *runtime.Tensor, name string, l int) *runtime.Tensor {
+		if t != nil {
+			t.Name = fmt.Sprintf("%s-%d", name, l)
+		}
+		return t
+	}
+	rp := runtime.DefaultRopeParams()
+	rp.FreqBase = cfg.RopeBase
+	scale := float32(1 / math.Sqrt(float64(hd)))
+
+	x := ctx.GetRows(m.tokEmb, s.tokens) // {d, N}
+	for l, ly := range m.layers {
+		h := ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.attnNorm)
+		q := ctx.Reshape(ctx.MulMat(ly.wq, h), hd, H, N)
+		q = named(ctx.RopeExt(q, s.pos, nil, int(hd), runtime.RopeNormal, rp), "q", l)
+		k := ctx.Reshape(ctx.MulMat(ly.wk, h), hd, H, N)
+		k = named(ctx.RopeExt(k, s.pos, nil, int(hd), runtime.RopeNormal, rp), "k", l)
+		v := named(ctx.MulMat(ly.wv, h), "v", l) // {d, N}
+
+		// Write this step's keys and values into their cache slots.
+		kSlot := ctx.View1D(ly.k, N*d, uint64(nPast)*uint64(d)*f32)
+		vSlot := ctx.View2D(ly.v, N, d, uint64(cfg.Ctx)*f32, uint64(nPast)*f32)
+		cpyK := ctx.Cpy(k, kSlot)
+		cpyV := ctx.Cpy(ctx.Transpose(v), vSlot)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := g.BuildForwardExpand(cpyK); err != nil {
+			return nil, err
+		}
+		if err := g.BuildForwardExpand(cpyV); err != nil {
+			return nil, err
+		}
+
+		// Attend over the first nPast+n cached tokens.
+		Q := ctx.Permute(q, 0, 2, 1, 3)                                                         // {hd, N, H}
+		K := ctx.View3D(ly.k, hd, T, H, uint64(d)*f32, uint64(hd)*f32, 0)                       // {hd, T, H}
+		V := ctx.View3D(ly.v, T, hd, H, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, H}
+		kq := named(ctx.MulMat(K, Q), "kq", l)                                                  // {T, N, H}
+		kq = ctx.DiagMaskInf(kq, nPast)
+		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
+		kqv := ctx.MulMat(V, kq)                                  // {hd, N, H}
+		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), d, N, 1, 1) // {d, N}
+		o = ctx.MulMat(ly.wo, o)
+		x = named(ctx.Add(x, o), "attn_out", l)
+
+		h = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.ffnNorm)
+		gate := ctx.SILU(ctx.MulMat(ly.w1, h))
+		up := ctx.MulMat(ly.w3, h)
+		down := ctx.MulMat(ly.w2, ctx.Mul(gate, up))
+		x = named(ctx.Add(x, down), "ffn_out", l)
+	}
+	x = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), m.outNorm)
+	s.logits = ctx.MulMat(m.output, x) // {vocab, N}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.logits.Name = "logits"
+	s.logits.SetOutput()
+	if err := g.BuildForwardExpand(s.logits); err != nil {
+		return nil, err
+	}
+	for _, nd := range g.Nodes() {
+		if !m.be.SupportsOp(nd) {
+			return nil, fmt.Errorf("llama: backend %s cannot compute node %q (%s %s %v): %w",
+				m.be.Name(), nd.Name, nd.Op, nd.Type, nd.Ne, runtime.ErrUnsupported)
+		}
+	}
+	return s, nil
+}
+
+// Reserve sizes the compute buffer for batches of up to maxBatch tokens
+// anywhere in the context: it plans the largest such graph (maxBatch new
+// tokens ending at the last cache position), so every later Eval with at
+// most maxBatch tokens reuses the buffer without reallocating.
+func (m *Model) Reserve(maxBatch int) error {
+	if maxBatch < 1 || maxBatch > m.cfg.Ctx {
+		return fmt.Errorf("llama: reserve batch %d outside 1..%d: %w", maxBatch, m.cfg.Ctx, ErrContextFull)
+	}
+	s, err := m.build(maxBatch, m.cfg.Ctx-maxBatch)
+	if err != nil {
+		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	if err := m.alloc.Reserve(s.g); err != nil {
+		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	m.reserved = maxBatch
+	size, err := m.alloc.BufferSize(0)
+	if err != nil {
+		return err
+	}
+	m.stats.ComputeBytes = size
+	m.stats.ComputeLowerBound = 0
+	if lb := m.alloc.Plan().LowerBound(); len(lb) > 0 {
+		m.stats.ComputeLowerBound = lb[0]
+	}
+	m.stats.Nodes, m.stats.Leafs = s.g.NumNodes(), s.g.NumLeafs()
+	m.stats.ReservedBatch = maxBatch
+	m.stats.Strategy = m.strat
+	return nil
+}
+
+// Eval runs tokens (appended after the cached ones) through the model and
+// returns their logits: len(tokens) rows of Vocab values. A batch larger
+// than the reserved one reserves again first.
+func (m *Model) Eval(tokens []int32) ([]float32, error) {
+	n := len(tokens)
+	if n == 0 {
+		return nil, fmt.Errorf("llama: eval: no tokens: %w", runtime.ErrShape)
+	}
+	if m.nPast+n > m.cfg.Ctx {
+		return nil, fmt.Errorf("llama: eval %d tokens after %d: context %d: %w", n, m.nPast, m.cfg.Ctx, ErrContextFull)
+	}
+	for i, t := range tokens {
+		if t < 0 || int(t) >= m.cfg.Vocab {
+			return nil, fmt.Errorf("llama: token %d at position %d outside vocabulary 0..%d: %w", t, i, m.cfg.Vocab-1, ErrToken)
+		}
+	}
+	if n > m.reserved {
+		if err := m.Reserve(n); err != nil {
+			return nil, err
+		}
+	}
+	s, err := m.build(n, m.nPast)
+	if err != nil {
+		return nil, fmt.Errorf("llama: eval: %w", err)
+	}
+	if err := m.alloc.AllocGraph(s.g); err != nil {
+		return nil, fmt.Errorf("llama: eval: %w", err)
+	}
+	tb := make([]byte, 4*n)
+	pb := make([]byte, 4*n)
+	for i, t := range tokens {
+		binary.LittleEndian.PutUint32(tb[4*i:], uint32(t))
+		binary.LittleEndian.PutUint32(pb[4*i:], uint32(m.nPast+i))
+	}
+	if err := runtime.SetTensorData(s.tokens, tb, 0); err != nil {
+		return nil, fmt.Errorf("llama: eval: %w", err)
+	}
+	if err := runtime.SetTensorData(s.pos, pb, 0); err != nil {
+		return nil, fmt.Errorf("llama: eval: %w", err)
+	}
+	if err := m.be.Compute(s.g); err != nil {
+		return nil, fmt.Errorf("llama: eval on %s: %w", m.be.Name(), err)
+	}
+	if as, ok := m.be.(runtime.AsyncBackend); ok {
+		if err := as.Synchronize(); err != nil {
+			return nil, fmt.Errorf("llama: eval on %s: %w", m.be.Name(), err)
+		}
+	}
+	lb := make([]byte, s.logits.NBytes())
+	if err := runtime.GetTensorData(s.logits, lb, 0); err != nil {
+		return nil, fmt.Errorf("llama: read logits: %w", err)
+	}
+	out := make([]float32, len(lb)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(lb[4*i:]))
+	}
+	m.nPast += n
+	return out, nil
+}
+
+// Argmax returns the index of the largest value (the first on ties); -1
+// for an empty slice.
+func Argmax(v []float32) int {
+	best := -1
+	for i, x := range v {
+		if best < 0 || x > v[best] {
+			best = i
+		}
+	}
+	return best
+}
