@@ -43,11 +43,12 @@ type Allocator struct {
 	retired  map[runtime.Buffer]struct{}
 	strategy Strategy
 
-	plan       *Plan
-	nNodes     int
-	nLeafs     int
-	nodeAllocs []tensorAlloc // per node: dst, then MaxSrc sources
-	leafAllocs []tensorAlloc
+	plan   *Plan
+	nNodes int
+	nLeafs int
+	// allocs holds the last reserve's place per tensor of its graph index;
+	// a graph is matched to it by position (node i, source j; leaf i).
+	allocs []tensorAlloc
 }
 
 // Option configures an Allocator.
@@ -129,36 +130,17 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 
 func (a *Allocator) record(g *runtime.Graph, pl *Plan) {
 	ix := pl.Index
-	place := func(id int32) tensorAlloc {
-		p := pl.Placements[id]
-		t := ix.Tensors[id]
-		if p.Buffer < 0 || t.ViewSrc != nil {
-			return unplaced
-		}
-		return tensorAlloc{buffer: int32(p.Buffer), chunk: int32(p.Chunk), offset: p.Offset, sizeMax: p.Size}
-	}
 	a.nNodes, a.nLeafs = g.NumNodes(), g.NumLeafs()
-	need := a.nNodes * (1 + runtime.MaxSrc)
-	if cap(a.nodeAllocs) < need {
-		a.nodeAllocs = make([]tensorAlloc, need)
+	if cap(a.allocs) < len(ix.Tensors) {
+		a.allocs = make([]tensorAlloc, len(ix.Tensors))
 	}
-	a.nodeAllocs = a.nodeAllocs[:need]
-	for i, id := range ix.Nodes {
-		row := a.nodeAllocs[i*(1+runtime.MaxSrc):]
-		row[0] = place(id)
-		for j, s := range ix.Src[i] {
-			row[1+j] = unplaced
-			if s >= 0 {
-				row[1+j] = place(s)
-			}
+	a.allocs = a.allocs[:len(ix.Tensors)]
+	for id, p := range pl.Placements {
+		if p.Buffer < 0 || ix.Tensors[id].ViewSrc != nil {
+			a.allocs[id] = unplaced
+			continue
 		}
-	}
-	if cap(a.leafAllocs) < a.nLeafs {
-		a.leafAllocs = make([]tensorAlloc, a.nLeafs)
-	}
-	a.leafAllocs = a.leafAllocs[:a.nLeafs]
-	for i, id := range ix.Leafs {
-		a.leafAllocs[i] = place(id)
+		a.allocs[id] = tensorAlloc{buffer: int32(p.Buffer), chunk: int32(p.Chunk), offset: p.Offset, sizeMax: p.Size}
 	}
 }
 
@@ -254,13 +236,17 @@ func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
 	if a.plan == nil || g.NumNodes() != a.nNodes || g.NumLeafs() != a.nLeafs {
 		return true
 	}
+	rix := a.plan.Index
 	for i, n := range g.Nodes() {
-		row := a.nodeAllocs[i*(1+runtime.MaxSrc):]
-		if !a.allocSizeOK(n, row[0]) {
+		if !a.allocSizeOK(n, a.allocs[rix.Nodes[i]]) {
 			return true
 		}
 		for j, s := range n.Src {
-			if s != nil && !a.allocSizeOK(s, row[1+j]) {
+			if s == nil {
+				continue
+			}
+			r := rix.Src[i][j]
+			if r < 0 || !a.allocSizeOK(s, a.allocs[r]) {
 				return true
 			}
 		}
@@ -285,22 +271,22 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 			b.Reset()
 		}
 	}
+	rix := a.plan.Index
 	for i, l := range g.Leafs() {
-		if err := a.initTensor(l, a.leafAllocs[i]); err != nil {
+		if err := a.initTensor(l, a.allocs[rix.Leafs[i]]); err != nil {
 			return err
 		}
 	}
 	for i, n := range g.Nodes() {
-		row := a.nodeAllocs[i*(1+runtime.MaxSrc):]
 		for j, s := range n.Src {
 			if s == nil {
 				continue
 			}
-			if err := a.initTensor(s, row[1+j]); err != nil {
+			if err := a.initTensor(s, a.allocs[rix.Src[i][j]]); err != nil {
 				return err
 			}
 		}
-		if err := a.initTensor(n, row[0]); err != nil {
+		if err := a.initTensor(n, a.allocs[rix.Nodes[i]]); err != nil {
 			return err
 		}
 	}
@@ -341,9 +327,13 @@ func (a *Allocator) initTensor(t *runtime.Tensor, ta tensorAlloc) error {
 	if ta.buffer < 0 {
 		return fmt.Errorf("gallocr: tensor %q has no place in the last reserve: %w", t.Name, ErrNeedsReserve)
 	}
+	// The plan checked alignment and bounds, and NeedsRealloc the size, so
+	// the tensor is bound directly (runtime.TensorAlloc would check again).
 	buf := a.buffers[a.dynOf[ta.buffer]][ta.chunk]
-	if err := runtime.TensorAlloc(buf, t, ta.offset); err != nil {
-		return fmt.Errorf("gallocr: %w", err)
+	t.Buffer, t.Offset = buf, ta.offset
+	if err := buf.InitTensor(t); err != nil {
+		t.Buffer, t.Offset = nil, 0
+		return fmt.Errorf("gallocr: tensor %q: init: %w", t.Name, err)
 	}
 	return nil
 }

@@ -106,8 +106,11 @@ type planner struct {
 	blocks  []Block
 	events  int
 	nodePos []int32 // tensor index -> node position, -1 if not a node
-	lookup  map[*runtime.Tensor]int32
-	err     error
+	// Block membership as chains: a block's first tensor, its last, and
+	// per tensor the next one in its block (-1 at the end).
+	head, tail, next []int32
+	lookup           map[*runtime.Tensor]int32
+	err              error
 }
 
 func sameBufferType(a, b runtime.BufferType) bool {
@@ -184,7 +187,8 @@ func (p *planner) allocate(id int32, bufID int) {
 			}
 			st.bufferID = ps.bufferID
 			st.block = ps.block
-			p.blocks[st.block].Tensors = append(p.blocks[st.block].Tensors, id)
+			p.next[p.tail[st.block]] = id
+			p.tail[st.block] = id
 			ps.allocated = false
 			return
 		}
@@ -202,7 +206,9 @@ func (p *planner) allocate(id int32, bufID int) {
 	}
 	st.bufferID = int32(bufID)
 	st.block = int32(len(p.blocks))
-	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, Tensors: []int32{id}, At: at})
+	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, At: at})
+	p.head = append(p.head, id)
+	p.tail = append(p.tail, id)
 	p.events++
 }
 
@@ -361,13 +367,15 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	ix := g.Index()
 	n := len(ix.Tensors)
 	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix,
-		st: make([]tensorState, n), ext: make([]bool, n), nodePos: make([]int32, n)}
+		st: make([]tensorState, n), ext: make([]bool, n), nodePos: make([]int32, n), next: make([]int32, n),
+		blocks: make([]Block, 0, n/2+1), head: make([]int32, 0, n/2+1), tail: make([]int32, 0, n/2+1)}
 	for _, d := range dyns {
 		d.Reset()
 	}
 	for i, t := range ix.Tensors {
 		p.st[i].block = -1
 		p.nodePos[i] = -1
+		p.next[i] = -1
 		b := t.Base()
 		switch {
 		case t.Preallocated || b.Preallocated:
@@ -384,6 +392,15 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	p.run(g, opt.NodeBufferIDs, opt.LeafBufferIDs)
 	if p.err != nil {
 		return nil, fmt.Errorf("plan: %w", p.err)
+	}
+	// Give each block its tensors, in allocation order, from one array.
+	members := make([]int32, 0, n)
+	for b := range p.blocks {
+		start := len(members)
+		for id := p.head[b]; id >= 0; id = p.next[id] {
+			members = append(members, id)
+		}
+		p.blocks[b].Tensors = members[start:len(members):len(members)]
 	}
 	pl := &Plan{Index: ix, DynOf: dynOf, Blocks: p.blocks, Events: p.events, Strategy: opt.Strategy}
 	if opt.Strategy == StrategyOptimized {

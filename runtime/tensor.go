@@ -132,7 +132,10 @@ func (t *Tensor) NDims() int {
 
 // NBytes returns the bytes the tensor spans, exactly as ggml computes them.
 func (t *Tensor) NBytes() uint64 {
-	tr := t.Type.Traits()
+	if t.Type < 0 || t.Type >= TypeCount {
+		return 0
+	}
+	tr := &typeTable[t.Type]
 	if tr.BlockSize == 0 {
 		return 0
 	}
