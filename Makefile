@@ -55,4 +55,17 @@ test-opengl:
 # --- end opengl ---
 
 # --- cuda ---
+# make ptx: regenerate kernels/cuda/*.ptx (compute_70, PTX ISA 7.x) from the
+# .cu sources; the PTX is committed, so only kernel edits need it. nvcc on
+# Debian 12: add "contrib non-free non-free-firmware" to Components in
+# /etc/apt/sources.list.d/debian.sources, then apt-get update && apt-get
+# install nvidia-cuda-toolkit (CUDA 11.8). NVCC=/path/to/nvcc overrides.
+# make gpu-check: build gpu-check-out/ (cuda.test, gogml, run.sh) here; on
+# an NVIDIA machine run gpu-check-out/run.sh [results-dir] (no Go needed;
+# see scripts/gpu-check/README).
+.PHONY: ptx gpu-check
+ptx:
+	sh kernels/cuda/genptx.sh
+gpu-check:
+	GO=$(GO) sh scripts/gpu-check/build.sh gpu-check-out
 # --- end cuda ---
