@@ -2,10 +2,276 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gogml/gogml/backends/cpu"
+	"github.com/gogml/gogml/backends/cuda"
+	"github.com/gogml/gogml/backends/opengl"
+	"github.com/gogml/gogml/gallocr"
+	"github.com/gogml/gogml/model/llama"
+	"github.com/gogml/gogml/runtime"
 )
 
-// runRun is replaced by the decoder front end.
+// errBackendUnavailable is wrapped when the chosen backend cannot be opened.
+var errBackendUnavailable = errors.New("backend not available")
+
+// runOptions are gogml run's flags.
+type runOptions struct {
+	backend  string
+	device   int
+	threads  int
+	prompt   string
+	n        int
+	typ      string
+	strategy string
+	maxBuf   string
+	seed     uint64
+	cfg      llama.Config
+	quiet    bool
+	perToken bool
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
+	o := &runOptions{cfg: llama.DefaultConfig()}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gogml run [flags]\n\nRuns a small llama-style decoder with seeded random weights: the prompt in one\nbatch, then greedy generation one token at a time. Prints the memory plan,\nper-token times, tokens/s, the generated ids and a logits checksum.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.backend, "backend", "cpu", "compute backend: cpu, cuda or opengl")
+	fs.IntVar(&o.device, "device", 0, "device index for cuda and opengl")
+	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
+	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")
+	fs.IntVar(&o.n, "n", 16, "tokens to generate")
+	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
+	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
+	fs.StringVar(&o.maxBuf, "max-buffer-size", "", "artificial max buffer size for weights and KV cache (bytes; k, m, g suffixes), splits the weights")
+	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "weight seed")
+	fs.IntVar(&o.cfg.Vocab, "vocab", o.cfg.Vocab, "vocabulary size")
+	fs.IntVar(&o.cfg.Dim, "dim", o.cfg.Dim, "model width")
+	fs.IntVar(&o.cfg.Heads, "heads", o.cfg.Heads, "attention heads")
+	fs.IntVar(&o.cfg.Layers, "layers", o.cfg.Layers, "decoder layers")
+	fs.IntVar(&o.cfg.FFN, "ffn", o.cfg.FFN, "feed-forward width")
+	fs.IntVar(&o.cfg.Ctx, "ctx", o.cfg.Ctx, "context length (KV cache slots)")
+	fs.BoolVar(&o.quiet, "q", false, "no progress line on stderr")
+	fs.BoolVar(&o.perToken, "per-token", true, "print each generated token's time")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	typ, err := runtime.ParseType(o.typ)
+	if err != nil {
+		return nil, fmt.Errorf("-type: %w", err)
+	}
+	o.cfg.WeightType = typ
+	return o, o.cfg.Validate()
+}
+
+// parseTokens reads "1,2,3".
+func parseTokens(s string) ([]int32, error) {
+	var out []int32
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("-prompt: token %q: %w", f, llama.ErrToken)
+		}
+		out = append(out, int32(v))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-prompt: no token ids: %w", llama.ErrToken)
+	}
+	return out, nil
+}
+
+// parseSize reads a byte count with an optional k, m or g suffix (powers
+// of 1024); "" is 0.
+func parseSize(s string) (uint64, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "" {
+		return 0, nil
+	}
+	mul := uint64(1)
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mul, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "m"):
+		mul, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "g"):
+		mul, s = 1<<30, s[:len(s)-1]
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || v == 0 || v > math.MaxUint64/mul {
+		return 0, fmt.Errorf("-max-buffer-size %q: want a positive byte count", s)
+	}
+	return v * mul, nil
+}
+
+// limitedBufferType caps another buffer type's max size.
+type limitedBufferType struct {
+	runtime.BufferType
+	max uint64
+}
+
+// MaxSize is the smaller of the cap and the wrapped type's own limit.
+func (l limitedBufferType) MaxSize() uint64 { return min(l.max, l.BufferType.MaxSize()) }
+
+// openBackend opens the named backend and the buffer type for weights.
+func openBackend(o *runOptions, maxBuf uint64) (runtime.Backend, runtime.BufferType, error) {
+	switch o.backend {
+	case "cpu":
+		bt := runtime.BufferType(cpu.DefaultBufferType())
+		if maxBuf > 0 {
+			b, err := cpu.NewBufferType(cpu.BufferTypeOptions{MaxSize: maxBuf})
+			if err != nil {
+				return nil, nil, err
+			}
+			bt = b
+		}
+		return cpu.NewBackend(cpu.BackendOptions{Threads: o.threads}), bt, nil
+	case "cuda":
+		b, err := cuda.New(o.device)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cuda device %d: %w: %w", o.device, errBackendUnavailable, err)
+		}
+		return b, limit(b.DefaultBufferType(), maxBuf), nil
+	case "opengl", "gl":
+		b, err := opengl.New(opengl.Config{Device: o.device})
+		if err != nil {
+			return nil, nil, fmt.Errorf("opengl device %d: %w: %w", o.device, errBackendUnavailable, err)
+		}
+		return b, limit(b.DefaultBufferType(), maxBuf), nil
+	}
+	return nil, nil, fmt.Errorf("-backend %q (want cpu, cuda or opengl): %w", o.backend, errBackendUnavailable)
+}
+
+func limit(bt runtime.BufferType, maxBuf uint64) runtime.BufferType {
+	if maxBuf == 0 || bt == nil {
+		return bt
+	}
+	return limitedBufferType{bt, maxBuf}
+}
+
+// bytesStr formats a byte count for people.
+func bytesStr(n uint64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
+
+// runRun is gogml run: the small llama-style decoder end to end.
 func runRun(args []string, stdout, stderr io.Writer) error {
-	return errors.New("run: not built yet")
+	o, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	prompt, err := parseTokens(o.prompt)
+	if err != nil {
+		return err
+	}
+	if err := o.cfg.CheckGenerate(prompt, o.n); err != nil {
+		return err
+	}
+	strat, err := gallocr.ParseStrategy(o.strategy)
+	if err != nil {
+		return fmt.Errorf("-strategy: %w", err)
+	}
+	maxBuf, err := parseSize(o.maxBuf)
+	if err != nil {
+		return err
+	}
+	be, bt, err := openBackend(o, maxBuf)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+
+	cfg := o.cfg
+	fmt.Fprintf(stdout, "model: llama-style decoder, vocab %d, dim %d, heads %d (head size %d), layers %d, ffn %d, ctx %d, weights %s, seed %d\n",
+		cfg.Vocab, cfg.Dim, cfg.Heads, cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.WeightType, cfg.Seed)
+	dev := be.Device()
+	fmt.Fprintf(stdout, "backend: %s (%s)\n", be.Name(), dev.Description)
+
+	t0 := time.Now()
+	w := llama.GenerateWeights(cfg)
+	m, err := llama.New(w, llama.Options{Backend: be, BufferType: bt, Strategy: strat})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Reserve(min(len(prompt), cfg.Ctx)); err != nil {
+		return err
+	}
+	st := m.Stats()
+	fmt.Fprintf(stdout, "load: %s (weights generated, uploaded, compute buffer reserved)\n", ms(time.Since(t0)))
+	maxNote := ""
+	if mx := bt.MaxSize(); mx != runtime.NoMaxSize {
+		maxNote = fmt.Sprintf(", max buffer size %s", bytesStr(mx))
+	}
+	fmt.Fprintf(stdout, "memory plan (strategy %s):\n", st.Strategy)
+	fmt.Fprintf(stdout, "  weights   %10d bytes (%s) in %d buffer(s) of %s%s\n", st.WeightsBytes, bytesStr(st.WeightsBytes), st.WeightsBuffers, bt.Name(), maxNote)
+	fmt.Fprintf(stdout, "  kv cache  %10d bytes (%s), %d layers x 2 x %d slots x %d f32\n", st.KVBytes, bytesStr(st.KVBytes), cfg.Layers, cfg.Ctx, cfg.Dim)
+	over := 0.0
+	if st.ComputeLowerBound > 0 {
+		over = 100 * (float64(st.ComputeBytes)/float64(st.ComputeLowerBound) - 1)
+	}
+	fmt.Fprintf(stdout, "  compute   %10d bytes (%s), live-bytes lower bound %d (+%.2f%%); graph %d nodes, %d leafs, batch up to %d\n",
+		st.ComputeBytes, bytesStr(st.ComputeBytes), st.ComputeLowerBound, over, st.Nodes, st.Leafs, st.ReservedBatch)
+
+	total := o.n
+	progress := false
+	res, err := m.Generate(prompt, o.n, func(s llama.Step) {
+		if s.Index > 0 && o.perToken {
+			fmt.Fprintf(stdout, "token %3d: id %4d  %s\n", s.Index, s.Next, ms(s.Time))
+		} else if s.Index == 0 {
+			fmt.Fprintf(stdout, "prompt: %d tokens in %s (%.1f tokens/s); first pick %d\n",
+				s.Tokens, ms(s.Time), float64(s.Tokens)/s.Time.Seconds(), s.Next)
+		}
+		if !o.quiet {
+			progress = true
+			fmt.Fprintf(stderr, "\rgogml run: %d/%d tokens, last %s   ", s.Index+min(1, total), total, ms(s.Time))
+		}
+	})
+	if progress {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(res.Generated))
+	for i, t := range res.Generated {
+		ids[i] = strconv.Itoa(int(t))
+	}
+	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	if n := len(res.TokenTimes); n > 0 {
+		ts := append([]time.Duration(nil), res.TokenTimes...)
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		var sum time.Duration
+		for _, d := range ts {
+			sum += d
+		}
+		fmt.Fprintf(stdout, "per token: mean %s, median %s, min %s, max %s over %d tokens: %.1f tokens/s\n",
+			ms(sum/time.Duration(n)), ms(ts[n/2]), ms(ts[0]), ms(ts[n-1]), n, res.TokensPerSecond())
+	}
+	fmt.Fprintf(stdout, "logits checksum: %s\n", res.Logits)
+	return nil
 }

@@ -63,21 +63,36 @@ func (r Result) TokensPerSecond() float64 {
 	return float64(len(r.TokenTimes)) / total.Seconds()
 }
 
+// CheckGenerate reports whether Generate(prompt, n) fits this shape: a
+// non-empty prompt of ids inside the vocabulary, n >= 0, and room in the
+// context for the prompt and n-1 more tokens.
+func (c Config) CheckGenerate(prompt []int32, n int) error {
+	if len(prompt) == 0 {
+		return fmt.Errorf("llama: generate: empty prompt: %w", ErrToken)
+	}
+	for i, t := range prompt {
+		if t < 0 || int(t) >= c.Vocab {
+			return fmt.Errorf("llama: prompt token %d at position %d outside vocabulary 0..%d: %w", t, i, c.Vocab-1, ErrToken)
+		}
+	}
+	if n < 0 {
+		return fmt.Errorf("llama: generate: %d tokens: %w", n, ErrConfig)
+	}
+	if need := len(prompt) + max(n-1, 0); need > c.Ctx {
+		return fmt.Errorf("llama: generate: prompt %d + %d tokens need %d cache slots, context is %d: %w",
+			len(prompt), n, need, c.Ctx, ErrContextFull)
+	}
+	return nil
+}
+
 // Generate evaluates prompt in one batch, then greedily picks n tokens,
 // feeding each back one at a time (the last pick is not evaluated). It
 // starts from an empty cache. onStep, if not nil, is called after every
 // Eval.
 func (m *Model) Generate(prompt []int32, n int, onStep func(Step)) (Result, error) {
 	var r Result
-	if len(prompt) == 0 {
-		return r, fmt.Errorf("llama: generate: empty prompt: %w", ErrToken)
-	}
-	if n < 0 {
-		return r, fmt.Errorf("llama: generate: %d tokens: %w", n, ErrConfig)
-	}
-	if need := len(prompt) + max(n-1, 0); need > m.cfg.Ctx {
-		return r, fmt.Errorf("llama: generate: prompt %d + %d tokens need %d cache slots, context is %d: %w",
-			len(prompt), n, need, m.cfg.Ctx, ErrContextFull)
+	if err := m.cfg.CheckGenerate(prompt, n); err != nil {
+		return r, err
 	}
 	m.Reset()
 	batch := prompt

@@ -71,7 +71,7 @@ type Model struct {
 // New places the weights w (with w.Config's shape and weight type) and an
 // empty KV cache on the backend, and reserves a compute buffer for a
 // batch of one token. Nothing stays allocated on error.
-func New(w *Weights, o Options) (m *Model, err error) {
+func New(w *Weights, o Options) (*Model, error) {
 	if w == nil {
 		return nil, fmt.Errorf("%w: nil weights", ErrConfig)
 	}
@@ -89,31 +89,30 @@ func New(w *Weights, o Options) (m *Model, err error) {
 	if bt == nil {
 		return nil, fmt.Errorf("llama: backend %s has no buffer type: %w", o.Backend.Name(), runtime.ErrUnsupported)
 	}
-	m = &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
-	defer func() {
-		if err != nil {
-			m.Close()
-			m = nil
-		}
-	}()
-	if err := m.loadWeights(w); err != nil {
-		return nil, err
-	}
-	if err := m.allocKV(); err != nil {
-		return nil, err
-	}
-	cbt := o.Backend.DefaultBufferType()
-	if cbt == nil {
-		cbt = bt
-	}
-	m.alloc, err = gallocr.New(cbt, gallocr.WithStrategy(o.Strategy))
-	if err != nil {
-		return nil, err
-	}
-	if err := m.Reserve(1); err != nil {
+	m := &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
+	if err := m.init(w); err != nil {
+		m.Close()
 		return nil, err
 	}
 	return m, nil
+}
+
+func (m *Model) init(w *Weights) error {
+	if err := m.loadWeights(w); err != nil {
+		return err
+	}
+	if err := m.allocKV(); err != nil {
+		return err
+	}
+	cbt := m.be.DefaultBufferType()
+	if cbt == nil {
+		cbt = m.bt
+	}
+	var err error
+	if m.alloc, err = gallocr.New(cbt, gallocr.WithStrategy(m.strat)); err != nil {
+		return err
+	}
+	return m.Reserve(1)
 }
 
 // Config returns the model's shape.
