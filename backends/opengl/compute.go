@@ -3,15 +3,208 @@
 package opengl
 
 import (
+	"encoding/binary"
 	"fmt"
+	"unsafe"
 
+	"github.com/go-gl/gl/v4.3-core/gl"
+	"github.com/gogml/gogml/kernels/glsl"
 	"github.com/gogml/gogml/runtime"
 )
 
-// SupportsOp reports whether Compute has a kernel for t.
-func (b *Backend) SupportsOp(t *runtime.Tensor) bool { return false }
+// SupportsOp reports whether Compute has a kernel for node t with its
+// sources' types and layouts.
+func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
+	_, err := plan(t)
+	return err == nil
+}
 
-// Compute runs g's nodes in order.
+// step is one prepared dispatch.
+type step struct {
+	node   *runtime.Tensor
+	kernel string
+	params [numParams]uint32
+	bufs   [numSlots]uint32
+	groups uint64
+	status bool
+}
+
+// glBuffer returns the GL buffer of tensor t, checking that it belongs to
+// this device and that t's bytes lie inside it.
+func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
+	if t.Buffer == nil {
+		return nil, fmt.Errorf("opengl: tensor %s: %w", t, runtime.ErrNotAllocated)
+	}
+	gb, ok := t.Buffer.(*buffer)
+	if !ok || gb.bt.dev != b.dev {
+		return nil, fmt.Errorf("opengl: tensor %s is in a %s buffer, not %s: %w", t, t.Buffer.Type().Name(), b.bt.name, runtime.ErrUnsupported)
+	}
+	if err := gb.live(); err != nil {
+		return nil, err
+	}
+	if _, err := runtime.CheckBufferRange(gb, t, 0, t.NBytes()); err != nil {
+		return nil, err
+	}
+	if es := t.Type.Size(); t.Type.BlockSize() == 1 && es <= 4 && t.Offset%es != 0 {
+		return nil, fmt.Errorf("opengl: tensor %s at offset %d not aligned to its %d-byte elements: %w", t, t.Offset, es, runtime.ErrAlignment)
+	}
+	return gb, nil
+}
+
+// prepare checks every node of g and builds its dispatch.
+func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
+	var steps []step
+	for _, n := range g.Nodes() {
+		l, err := plan(n)
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			continue
+		}
+		st := step{node: n, kernel: l.kernel, params: l.params(n), groups: l.groups(n), status: l.status}
+		db, err := b.glBuffer(n)
+		if err != nil {
+			return nil, err
+		}
+		for i := range st.bufs {
+			st.bufs[i] = db.id
+		}
+		for i, s := range l.srcs {
+			if s == nil {
+				continue
+			}
+			sb, err := b.glBuffer(s)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: source: %w", n, err)
+			}
+			st.bufs[i+1] = sb.id
+		}
+		if st.groups == 0 {
+			continue
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// Compute runs g's nodes in order on the GL thread: one dispatch per node
+// with a shader-storage barrier between nodes, then a fence wait.
 func (b *Backend) Compute(g *runtime.Graph) error {
-	return fmt.Errorf("opengl: %w", runtime.ErrUnsupported)
+	if g == nil {
+		return fmt.Errorf("opengl: nil graph: %w", runtime.ErrGraph)
+	}
+	steps, err := b.prepare(g)
+	if err != nil {
+		return err
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	d := b.dev
+	return d.call(func() error {
+		if err := d.onThread(); err != nil {
+			return err
+		}
+		status := false
+		for i := range steps {
+			st := &steps[i]
+			p, err := d.program(st.kernel)
+			if err != nil {
+				return err
+			}
+			if st.status && !status {
+				if err := d.resetStatus(); err != nil {
+					return err
+				}
+				status = true
+			}
+			gl.UseProgram(p.id)
+			if p.params >= 0 {
+				gl.Uniform1uiv(p.params, numParams, &st.params[0])
+			}
+			for k, id := range st.bufs {
+				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, uint32(k), id)
+			}
+			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots, d.status)
+			x, y := d.split(st.groups)
+			gl.DispatchCompute(x, y, 1)
+			gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
+		}
+		gl.MemoryBarrier(gl.ALL_BARRIER_BITS)
+		gl.UseProgram(0)
+		if err := glErrors(); err != nil {
+			return err
+		}
+		if err := d.finish(); err != nil {
+			return err
+		}
+		if status {
+			return d.checkStatus(steps)
+		}
+		return nil
+	})
+}
+
+// split spreads n work groups over x and y within the device's limits.
+func (d *device) split(n uint64) (x, y uint32) {
+	mx := d.info.MaxWorkGroupCount[0]
+	if mx == 0 || mx > 1<<31-1 {
+		mx = 65535
+	}
+	if n <= mx {
+		return uint32(n), 1
+	}
+	return uint32(mx), uint32((n + mx - 1) / mx)
+}
+
+// program returns kernel name's program, compiling it on first use. It
+// runs on the GL thread.
+func (d *device) program(name string) (*program, error) {
+	if p, ok := d.programs[name]; ok {
+		return p, nil
+	}
+	src, err := glsl.Source(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compile(name, src)
+	if err != nil {
+		return nil, err
+	}
+	d.programs[name] = p
+	return p, nil
+}
+
+// resetStatus creates (once) and zeroes the status buffer.
+func (d *device) resetStatus() error {
+	if d.status == 0 {
+		gl.GenBuffers(1, &d.status)
+		gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, d.status)
+		gl.BufferStorage(gl.SHADER_STORAGE_BUFFER, 16, nil, gl.DYNAMIC_STORAGE_BIT)
+		gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, 0)
+	}
+	var zero [16]byte
+	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, d.status)
+	gl.BufferSubData(gl.SHADER_STORAGE_BUFFER, 0, 16, unsafe.Pointer(&zero[0]))
+	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, 0)
+	return glErrors()
+}
+
+// checkStatus reads the status word that kernels raise on bad data.
+func (d *device) checkStatus(steps []step) error {
+	var st [16]byte
+	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, d.status)
+	gl.GetBufferSubData(gl.SHADER_STORAGE_BUFFER, 0, 16, unsafe.Pointer(&st[0]))
+	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, 0)
+	if binary.LittleEndian.Uint32(st[0:]) == 0 {
+		return nil
+	}
+	idx := int32(binary.LittleEndian.Uint32(st[4:]))
+	for _, s := range steps {
+		if s.status {
+			return fmt.Errorf("opengl: get_rows %s (or a later one in the graph): row index %d out of range: %w", s.node, idx, runtime.ErrOutOfBounds)
+		}
+	}
+	return fmt.Errorf("opengl: row index %d out of range: %w", idx, runtime.ErrOutOfBounds)
 }

@@ -3,7 +3,6 @@
 package opengl
 
 import (
-	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strings"
@@ -42,6 +41,7 @@ type device struct {
 
 	// Owned by the GL thread.
 	programs map[string]*program
+	status   uint32 // buffer of the kernels' status words (0 until needed)
 }
 
 // openDevice starts the device's GL thread and opens its context there.
@@ -194,6 +194,10 @@ func (d *device) teardown() {
 		gl.DeleteProgram(p.id)
 		delete(d.programs, k)
 	}
+	if d.status != 0 {
+		gl.DeleteBuffers(1, &d.status)
+		d.status = 0
+	}
 	gl.Finish()
 }
 
@@ -320,5 +324,3 @@ func (d *device) finish() error {
 		}
 	}
 }
-
-var errNoProgram = errors.New("no such program")
