@@ -219,9 +219,24 @@ func (a *Allocator) BufferSize(i int) (uint64, error) {
 	return s, nil
 }
 
+// placedIn returns the buffer a planned tensor lives in.
+func (a *Allocator) placedIn(ta tensorAlloc) runtime.Buffer {
+	return a.buffers[a.dynOf[ta.buffer]][ta.chunk]
+}
+
+// allocSizeOK reports whether t still fits its planned place. A tensor that
+// already sits at that place, or has memory outside the allocator, fits.
 func (a *Allocator) allocSizeOK(t *runtime.Tensor, ta tensorAlloc) bool {
-	if t.ViewSrc != nil || t.Preallocated || (t.Buffer != nil && !a.ours(t.Buffer)) {
+	if t.ViewSrc != nil || t.Preallocated {
 		return true
+	}
+	if t.Buffer != nil {
+		if ta.buffer >= 0 && t.Buffer == a.placedIn(ta) && t.Offset == ta.offset {
+			return true
+		}
+		if !a.ours(t.Buffer) {
+			return true
+		}
 	}
 	if ta.buffer < 0 {
 		return false
@@ -295,41 +310,37 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 
 func (a *Allocator) initTensor(t *runtime.Tensor, ta tensorAlloc) error {
 	if t.ViewSrc != nil {
-		if t.Buffer != nil && !a.ours(t.Buffer) {
-			return nil
-		}
 		base := t.ViewSrc
-		if base.Buffer == nil {
-			t.Buffer = nil
-			return nil // memory held outside gogml's buffers
+		if base.Buffer != nil && t.Buffer == base.Buffer && t.Offset == base.Offset+t.ViewOffs {
+			return nil // bound already
 		}
-		if t.Buffer == base.Buffer && t.Offset == base.Offset+t.ViewOffs {
-			return nil
+		if t.Buffer != nil && !a.ours(t.Buffer) {
+			return nil // memory held elsewhere
 		}
 		t.Buffer = nil
+		if base.Buffer == nil {
+			return nil // base held outside gogml's buffers
+		}
 		return runtime.ViewInit(t)
 	}
 	if t.Preallocated {
 		return nil
 	}
 	if t.Buffer != nil {
+		if ta.buffer >= 0 && t.Buffer == a.placedIn(ta) && t.Offset == ta.offset {
+			return nil // placed already
+		}
 		if !a.ours(t.Buffer) {
-			return nil
+			return nil // memory held elsewhere
 		}
-		if ta.buffer >= 0 {
-			want := a.buffers[a.dynOf[ta.buffer]][ta.chunk]
-			if t.Buffer == want && t.Offset == ta.offset {
-				return nil
-			}
-		}
-		t.Buffer = nil
+		t.Buffer = nil // a stale place from an earlier reserve
 	}
 	if ta.buffer < 0 {
 		return fmt.Errorf("gallocr: tensor %q has no place in the last reserve: %w", t.Name, ErrNeedsReserve)
 	}
 	// The plan checked alignment and bounds, and NeedsRealloc the size, so
 	// the tensor is bound directly (runtime.TensorAlloc would check again).
-	buf := a.buffers[a.dynOf[ta.buffer]][ta.chunk]
+	buf := a.placedIn(ta)
 	t.Buffer, t.Offset = buf, ta.offset
 	if err := buf.InitTensor(t); err != nil {
 		t.Buffer, t.Offset = nil, 0
