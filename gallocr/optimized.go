@@ -37,6 +37,10 @@ func (d *Dyn) MaxChunkSize() uint64 { return d.maxChunk }
 // time grows linearly with it.
 const optRepairRounds = 64
 
+// optSortDegree is the neighbour count up to which the packer sorts an
+// item's placed neighbours rather than walking its chunk in offset order.
+const optSortDegree = 16
+
 // optItem is one block as the packer sees it.
 type optItem struct {
 	size       uint64
@@ -50,8 +54,9 @@ type optSpan struct {
 
 // optChunk is one chunk while packing.
 type optChunk struct {
-	capacity uint64 // most bytes the chunk may use
-	height   uint64 // high-water mark so far
+	capacity uint64  // most bytes the chunk may use
+	height   uint64  // high-water mark so far
+	byOffset []int32 // placed items by offset
 }
 
 // packer places the blocks of one dynamic allocator.
@@ -61,13 +66,19 @@ type packer struct {
 	align    uint64
 	maxChunk uint64 // 0: one unlimited chunk
 
-	// Result of the last pack.
-	off    []uint64
-	chunk  []int32
-	placed []bool
-	chunks []optChunk
-	// critical is the item that last raised a chunk's height.
+	// State of the last pack: the order it followed, of which the first
+	// valid items are placed; the places, the chunks and their total.
+	stateOrder []int32
+	valid      int
+	off        []uint64
+	chunk      []int32
+	placed     []bool
+	chunks     []optChunk
+	sum        uint64
+	// critical is the item that last raised a chunk's height; critAt
+	// gives it after each position of the order.
 	critical int32
+	critAt   []int32
 
 	spans []optSpan // scratch
 }
@@ -76,7 +87,7 @@ func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	n := len(items)
 	p := &packer{items: items, align: align, maxChunk: maxChunk,
 		off: make([]uint64, n), chunk: make([]int32, n), placed: make([]bool, n),
-		adj: make([][]int32, n)}
+		adj: make([][]int32, n), stateOrder: make([]int32, n), critAt: make([]int32, n)}
 	// Sweep by start time: j overlaps i (start_i <= start_j) iff
 	// start_j < end_i.
 	byStart := make([]int32, n)
@@ -96,120 +107,176 @@ func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	return p
 }
 
-// total returns the bytes of all chunks of the last pack.
-func (p *packer) total() uint64 {
-	var t uint64
-	for _, c := range p.chunks {
-		t += c.height
-	}
-	return t
-}
-
 // fitIn finds the place for item i in chunk c: the tightest gap among the
 // placed overlapping items of that chunk, else on top of them. It returns
 // the offset, the gap's slack (math.MaxUint64 for the top) and whether the
 // item fits within the chunk's capacity.
 func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
-	spans := p.spans[:0]
-	for _, j := range p.adj[i] {
-		if p.placed[j] && p.chunk[j] == c {
-			spans = append(spans, optSpan{p.off[j], p.off[j] + p.items[j].size})
-		}
-	}
-	slices.SortFunc(spans, func(a, b optSpan) int { return cmp.Compare(a.lo, b.lo) })
-	p.spans = spans
 	size := p.items[i].size
-	capacity := p.chunks[c].capacity
+	ch := &p.chunks[c]
 	var cur uint64
 	best, bestSlack := uint64(0), uint64(math.MaxUint64)
-	for _, s := range spans {
-		if s.lo > cur && s.lo-cur >= size {
-			if g := s.lo - cur - size; g < bestSlack {
+	visit := func(lo, hi uint64) {
+		if lo > cur && lo-cur >= size {
+			if g := lo - cur - size; g < bestSlack {
 				best, bestSlack = cur, g
 			}
 		}
-		cur = max(cur, runtime.AlignUp(s.hi, p.align))
+		cur = max(cur, hi)
+	}
+	if deg := len(p.adj[i]); deg <= optSortDegree || deg*4 < len(ch.byOffset) {
+		// Few neighbours: sort the placed ones by offset.
+		spans := p.spans[:0]
+		for _, j := range p.adj[i] {
+			if p.placed[j] && p.chunk[j] == c {
+				spans = append(spans, optSpan{p.off[j], p.off[j] + p.items[j].size})
+			}
+		}
+		slices.SortFunc(spans, func(a, b optSpan) int { return cmp.Compare(a.lo, b.lo) })
+		p.spans = spans
+		for _, s := range spans {
+			visit(s.lo, s.hi)
+		}
+	} else {
+		// Many: walk the chunk's items in offset order and skip those
+		// whose lifetimes do not meet item i's.
+		it := p.items[i]
+		for _, j := range ch.byOffset {
+			if o := p.items[j]; o.start < it.end && it.start < o.end {
+				visit(p.off[j], p.off[j]+o.size)
+			}
+		}
 	}
 	if bestSlack != math.MaxUint64 {
 		return best, bestSlack, true
 	}
-	return cur, math.MaxUint64, cur+size <= capacity && cur+size >= cur
+	return cur, math.MaxUint64, cur+size <= ch.capacity && cur+size >= cur
 }
 
-// pack places the items in the given order and returns the total bytes.
-func (p *packer) pack(order []int32) uint64 {
-	clear(p.placed)
-	p.chunks = p.chunks[:0]
-	if p.maxChunk == 0 {
-		p.chunks = append(p.chunks, optChunk{capacity: unlimitedBlock})
+// openChunk appends an empty chunk, reusing an earlier pack's storage.
+func (p *packer) openChunk(capacity uint64) {
+	if len(p.chunks) < cap(p.chunks) {
+		p.chunks = p.chunks[:len(p.chunks)+1]
+		ch := &p.chunks[len(p.chunks)-1]
+		*ch = optChunk{capacity: capacity, byOffset: ch.byOffset[:0]}
+		return
 	}
-	p.critical = -1
-	for _, i := range order {
-		size := p.items[i].size
-		bestC, bestOff := int32(-1), uint64(0)
-		var bestGrow, bestSlack uint64
-		for c := range p.chunks {
-			off, slack, ok := p.fitIn(i, int32(c))
-			if !ok {
-				continue
-			}
-			grow := uint64(0)
-			if h := off + size; h > p.chunks[c].height {
-				grow = h - p.chunks[c].height
-			}
-			if bestC < 0 || grow < bestGrow || grow == bestGrow && slack < bestSlack {
-				bestC, bestOff, bestGrow, bestSlack = int32(c), off, grow, slack
-			}
-		}
-		if bestC < 0 {
-			// Only a limited allocator gets here: open a chunk. The last
-			// one has no limit; a block larger than the limit gets a chunk
-			// of its own size.
-			capacity := max(p.maxChunk, size)
-			if len(p.chunks) == MaxChunks-1 {
-				capacity = unlimitedBlock
-			}
-			p.chunks = append(p.chunks, optChunk{capacity: capacity})
-			bestC, bestOff = int32(len(p.chunks)-1), 0
-			bestGrow = size
-		}
-		p.off[i], p.chunk[i], p.placed[i] = bestOff, bestC, true
-		if h := bestOff + size; h > p.chunks[bestC].height {
-			p.chunks[bestC].height = h
-		}
-		if bestGrow > 0 {
-			p.critical = i
-		}
-	}
-	return p.total()
+	p.chunks = append(p.chunks, optChunk{capacity: capacity})
 }
 
-// optOrders returns the starting orders the packer tries.
-func optOrders(items []optItem, events int) [][]int32 {
-	n := len(items)
-	life := func(i int32) uint64 {
-		end := items[i].end
-		if end == math.MaxInt {
-			end = events
-		}
-		return uint64(max(end-items[i].start, 1))
+// pack places the items in the given order and returns the total bytes,
+// or math.MaxUint64 as soon as the total passes limit. It keeps the places
+// of the longest prefix that the order shares with the previous pack's.
+func (p *packer) pack(order []int32, limit uint64) uint64 {
+	k := 0
+	for k < p.valid && order[k] == p.stateOrder[k] {
+		k++
 	}
-	// Live bytes over each item's lifetime: the most bytes alive at any
-	// moment while the item is alive (the "breadth" of Pisarchyk & Lee).
+	p.rollback(k)
+	copy(p.stateOrder[k:], order[k:])
+	for pos := k; pos < len(order); pos++ {
+		p.place(order[pos])
+		p.critAt[pos] = p.critical
+		p.valid = pos + 1
+		if p.sum > limit {
+			return math.MaxUint64
+		}
+	}
+	return p.sum
+}
+
+// rollback forgets every place but those of the previous pack's first k
+// items.
+func (p *packer) rollback(k int) {
+	if k == 0 {
+		clear(p.placed)
+		p.chunks = p.chunks[:0]
+		if p.maxChunk == 0 {
+			p.openChunk(unlimitedBlock)
+		}
+		p.critical, p.sum, p.valid = -1, 0, 0
+		return
+	}
+	for _, i := range p.stateOrder[k:p.valid] {
+		p.placed[i] = false
+	}
+	// Chunks opened after the prefix hold no prefix item and come last.
+	n := 0
+	p.sum = 0
+	for c := range p.chunks {
+		ch := &p.chunks[c]
+		ch.byOffset = slices.DeleteFunc(ch.byOffset, func(j int32) bool { return !p.placed[j] })
+		ch.height = 0
+		for _, j := range ch.byOffset {
+			ch.height = max(ch.height, p.off[j]+p.items[j].size)
+		}
+		p.sum += ch.height
+		if len(ch.byOffset) > 0 || c == 0 && p.maxChunk == 0 {
+			n = c + 1
+		}
+	}
+	p.chunks = p.chunks[:n]
+	p.critical, p.valid = p.critAt[k-1], k
+}
+
+// place puts item i at the best place among the open chunks, or opens one.
+func (p *packer) place(i int32) {
+	size := p.items[i].size
+	bestC, bestOff := int32(-1), uint64(0)
+	var bestGrow, bestSlack uint64
+	for c := range p.chunks {
+		off, slack, ok := p.fitIn(i, int32(c))
+		if !ok {
+			continue
+		}
+		grow := uint64(0)
+		if h := off + size; h > p.chunks[c].height {
+			grow = h - p.chunks[c].height
+		}
+		if bestC < 0 || grow < bestGrow || grow == bestGrow && slack < bestSlack {
+			bestC, bestOff, bestGrow, bestSlack = int32(c), off, grow, slack
+		}
+	}
+	if bestC < 0 {
+		// Only a limited allocator gets here: open a chunk. The last one
+		// has no limit; a block larger than the limit gets a chunk of its
+		// own size.
+		capacity := max(p.maxChunk, size)
+		if len(p.chunks) == MaxChunks-1 {
+			capacity = unlimitedBlock
+		}
+		p.openChunk(capacity)
+		bestC, bestOff = int32(len(p.chunks)-1), 0
+		bestGrow = size
+	}
+	p.off[i], p.chunk[i], p.placed[i] = bestOff, bestC, true
+	ch := &p.chunks[bestC]
+	ch.height = max(ch.height, bestOff+size)
+	p.sum += bestGrow
+	k, _ := slices.BinarySearchFunc(ch.byOffset, bestOff, func(j int32, off uint64) int { return cmp.Compare(p.off[j], off) })
+	ch.byOffset = slices.Insert(ch.byOffset, k, i)
+	if bestGrow > 0 {
+		p.critical = i
+	}
+}
+
+// optBreadth returns, per item, the most bytes alive at any moment of its
+// lifetime (the "breadth" of Pisarchyk & Lee).
+func optBreadth(items []optItem) []uint64 {
 	type ev struct {
 		at    int
 		delta int64
 	}
-	evs := make([]ev, 0, 2*n)
+	evs := make([]ev, 0, 2*len(items))
 	for _, it := range items {
 		evs = append(evs, ev{it.start, int64(it.size)})
 		if it.end != math.MaxInt {
 			evs = append(evs, ev{it.end, -int64(it.size)})
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+	slices.SortFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
 	times := make([]int, 0, len(evs))
-	live := make([]int64, 0, len(evs)) // live bytes from times[k] on
+	live := make([]uint64, 0, len(evs)) // live bytes from times[k] on
 	var cur int64
 	for k, e := range evs {
 		cur += e.delta
@@ -217,47 +284,69 @@ func optOrders(items []optItem, events int) [][]int32 {
 			continue
 		}
 		times = append(times, e.at)
-		live = append(live, cur)
+		live = append(live, uint64(max(cur, 0)))
 	}
-	breadth := make([]int64, n)
+	// suffix[k]: most live bytes from times[k] to the end, for items
+	// never freed.
+	suffix := make([]uint64, len(live)+1)
+	for k := len(live) - 1; k >= 0; k-- {
+		suffix[k] = max(suffix[k+1], live[k])
+	}
+	breadth := make([]uint64, len(items))
 	for i, it := range items {
 		k, _ := slices.BinarySearch(times, it.start)
+		if it.end == math.MaxInt {
+			breadth[i] = suffix[k]
+			continue
+		}
 		for ; k < len(times) && times[k] < it.end; k++ {
 			breadth[i] = max(breadth[i], live[k])
 		}
 	}
-	base := make([]int32, n)
-	for i := range base {
-		base[i] = int32(i)
-	}
-	sorted := func(less func(a, b int32) int) []int32 {
-		o := slices.Clone(base)
-		slices.SortStableFunc(o, less)
-		return o
+	return breadth
+}
+
+// optOrderCount is the number of starting orders optOrder knows.
+const optOrderCount = 6
+
+// optOrder returns starting order number k for the packer. Every order
+// ends its ties on the item index, so it is deterministic.
+func optOrder(k int, items []optItem, events int, breadth func() []uint64) []int32 {
+	life := func(i int32) uint64 {
+		end := items[i].end
+		if end == math.MaxInt {
+			end = events
+		}
+		return uint64(max(end-items[i].start, 1))
 	}
 	bySize := func(a, b int32) int { return cmp.Compare(items[b].size, items[a].size) }
 	byStart := func(a, b int32) int { return cmp.Compare(items[a].start, items[b].start) }
-	return [][]int32{
-		sorted(func(a, b int32) int {
-			return cmp.Or(bySize(a, b), cmp.Compare(life(b), life(a)), byStart(a, b))
-		}),
-		sorted(func(a, b int32) int {
-			return cmp.Or(bySize(a, b), byStart(a, b))
-		}),
-		sorted(func(a, b int32) int {
+	byLife := func(a, b int32) int { return cmp.Compare(life(b), life(a)) }
+	var less func(a, b int32) int
+	switch k {
+	case 0: // largest first, longer lives first among equals
+		less = func(a, b int32) int { return cmp.Or(bySize(a, b), byLife(a, b), byStart(a, b)) }
+	case 1: // largest first, earlier first among equals
+		less = func(a, b int32) int { return cmp.Or(bySize(a, b), byStart(a, b)) }
+	case 2: // largest area (bytes times lifetime) first
+		less = func(a, b int32) int {
 			x, y := float64(items[a].size)*float64(life(a)), float64(items[b].size)*float64(life(b))
 			return cmp.Or(cmp.Compare(y, x), bySize(a, b), byStart(a, b))
-		}),
-		sorted(func(a, b int32) int {
-			return cmp.Or(cmp.Compare(breadth[b], breadth[a]), bySize(a, b), byStart(a, b))
-		}),
-		sorted(func(a, b int32) int {
-			return cmp.Or(cmp.Compare(life(b), life(a)), bySize(a, b), byStart(a, b))
-		}),
-		sorted(func(a, b int32) int {
-			return cmp.Or(byStart(a, b), bySize(a, b))
-		}),
+		}
+	case 3: // items alive at the busiest moments first
+		br := breadth()
+		less = func(a, b int32) int { return cmp.Or(cmp.Compare(br[b], br[a]), bySize(a, b), byStart(a, b)) }
+	case 4: // longest lived first
+		less = func(a, b int32) int { return cmp.Or(byLife(a, b), bySize(a, b), byStart(a, b)) }
+	default: // allocation order, as an online allocator sees it
+		less = func(a, b int32) int { return cmp.Or(byStart(a, b), bySize(a, b)) }
 	}
+	o := make([]int32, len(items))
+	for i := range o {
+		o[i] = int32(i)
+	}
+	slices.SortFunc(o, func(a, b int32) int { return cmp.Or(less(a, b), cmp.Compare(a, b)) })
+	return o
 }
 
 // packDyn finds places for items and returns offsets, chunks and the total
@@ -266,46 +355,59 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	p := newPacker(items, align, maxChunk)
 	best := uint64(math.MaxUint64)
 	var bestOrder []int32
+	var bestCritical int32
 	keep := func(order []int32, t uint64) {
-		best = t
-		bestOrder = order
+		best, bestOrder, bestCritical = t, order, p.critical
 		off = slices.Clone(p.off)
 		chunk = slices.Clone(p.chunk)
 	}
-	for _, order := range optOrders(items, events) {
-		if t := p.pack(order); t < best {
+	var br []uint64
+	breadth := func() []uint64 {
+		if br == nil {
+			br = optBreadth(items)
+		}
+		return br
+	}
+	for k := range optOrderCount {
+		order := optOrder(k, items, events, breadth)
+		if t := p.pack(order, best-1); t < best {
 			keep(order, t)
 		}
 		if best <= bound {
 			return off, chunk, best
 		}
 	}
-	// Local repair on the best order.
+	// Local repair: perturb the current order and keep the change when the
+	// total does not grow.
 	rng := rand.New(rand.NewPCG(uint64(len(items)), 0x9e3779b97f4a7c15))
-	order := slices.Clone(bestOrder)
-	_ = p.pack(order)
-	for round := 0; round < optRepairRounds && best > bound; round++ {
-		cand := slices.Clone(order)
-		if c := p.critical; c >= 0 && round%2 == 0 {
+	order, critical := slices.Clone(bestOrder), bestCritical
+	cand := make([]int32, len(order))
+	n := len(order)
+	for round := 0; round < optRepairRounds && best > bound && n > 1; round++ {
+		copy(cand, order)
+		c := slices.Index(cand, critical)
+		switch {
+		case c > 0 && round%3 == 0:
 			// Move the block that set the height to the front.
-			k := slices.Index(cand, c)
-			if k > 0 {
-				copy(cand[1:k+1], cand[:k])
-				cand[0] = c
-			}
-		} else if len(cand) > 1 {
-			a := rng.IntN(len(cand))
-			b := rng.IntN(len(cand))
+			copy(cand[1:c+1], cand[:c])
+			cand[0] = critical
+		case c > 0 && round%3 == 1:
+			// Move it to a random earlier position.
+			to := rng.IntN(c)
+			copy(cand[to+1:c+1], cand[to:c])
+			cand[to] = critical
+		default:
+			a, b := rng.IntN(n), rng.IntN(n)
 			cand[a], cand[b] = cand[b], cand[a]
 		}
-		t := p.pack(cand)
-		if t <= best {
-			if t < best {
-				keep(cand, t)
-			}
-			order = cand
-		} else {
-			_ = p.pack(order) // restore critical for the kept order
+		t := p.pack(cand, best)
+		if t > best {
+			continue
+		}
+		order, cand = cand, order
+		critical = p.critical
+		if t < best {
+			keep(slices.Clone(order), t)
 		}
 	}
 	return off, chunk, best
@@ -335,7 +437,9 @@ func optimizeBlocks(pl *Plan, dyns []*Dyn) error {
 			if end < 0 {
 				end = math.MaxInt
 			}
-			items[x] = optItem{size: b.Size, start: b.Alloc, end: end}
+			// Sizes are aligned already; keep every offset aligned even if
+			// a caller's were not.
+			items[x] = optItem{size: runtime.AlignUp(b.Size, dd.Alignment()), start: b.Alloc, end: end}
 			ggmlChunks[b.At.Chunk] = max(ggmlChunks[b.At.Chunk], b.At.Offset+b.Size)
 		}
 		for _, s := range ggmlChunks {
