@@ -19,19 +19,37 @@ var hasSIMD = useAVX2
 func addAVX2(dst, a, b *float32, n int)
 
 //go:noescape
+func addNTAVX2(dst, a, b *float32, n int)
+
+//go:noescape
 func subAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func subNTAVX2(dst, a, b *float32, n int)
 
 //go:noescape
 func mulAVX2(dst, a, b *float32, n int)
 
 //go:noescape
+func mulNTAVX2(dst, a, b *float32, n int)
+
+//go:noescape
 func divAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func divNTAVX2(dst, a, b *float32, n int)
 
 //go:noescape
 func scaleAVX2(dst, a *float32, n int, s float32)
 
 //go:noescape
+func scaleNTAVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
 func addScalarAVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func addScalarNTAVX2(dst, a *float32, n int, s float32)
 
 //go:noescape
 func scaleAddAVX2(dst, a *float32, n int, s float32)
@@ -57,10 +75,37 @@ func siluAVX2(dst, a *float32, n int)
 // p returns the address of s's first element; s must not be empty.
 func p(s []float32) *float32 { return unsafe.SliceData(s) }
 
+// ntMinBytes: outputs at least this large are written with non-temporal
+// stores, which skip reading the destination into cache first. It is the
+// threshold at which the runtime's memmove (copy) switches to them too.
+const ntMinBytes = 1 << 20
+
+// ntHead returns -1 when dst is written with ordinary stores, else the
+// number of leading elements to handle before dst is 32-byte aligned for
+// the non-temporal kernels.
+func ntHead(dst []float32) int {
+	if !useAVX2 || len(dst)*4 < ntMinBytes {
+		return -1
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+	if addr%4 != 0 {
+		return -1
+	}
+	return int((32-addr%32)%32) / 4
+}
+
 // The wrappers below run the assembly on the largest multiple of 8 and the
 // Go kernel on the rest. Slices arrive already cut to one length.
 
 func add(dst, a, b []float32) {
+	if h := ntHead(dst); h >= 0 {
+		addGo(dst[:h], a[:h], b[:h])
+		dst, a, b = dst[h:], a[h:], b[h:]
+		n8 := len(a) &^ 7
+		addNTAVX2(p(dst), p(a), p(b), n8)
+		addGo(dst[n8:], a[n8:], b[n8:])
+		return
+	}
 	n8 := len(a) &^ 7
 	if useAVX2 && n8 > 0 {
 		addAVX2(p(dst), p(a), p(b), n8)
@@ -71,6 +116,14 @@ func add(dst, a, b []float32) {
 }
 
 func sub(dst, a, b []float32) {
+	if h := ntHead(dst); h >= 0 {
+		subGo(dst[:h], a[:h], b[:h])
+		dst, a, b = dst[h:], a[h:], b[h:]
+		n8 := len(a) &^ 7
+		subNTAVX2(p(dst), p(a), p(b), n8)
+		subGo(dst[n8:], a[n8:], b[n8:])
+		return
+	}
 	n8 := len(a) &^ 7
 	if useAVX2 && n8 > 0 {
 		subAVX2(p(dst), p(a), p(b), n8)
@@ -81,6 +134,14 @@ func sub(dst, a, b []float32) {
 }
 
 func mul(dst, a, b []float32) {
+	if h := ntHead(dst); h >= 0 {
+		mulGo(dst[:h], a[:h], b[:h])
+		dst, a, b = dst[h:], a[h:], b[h:]
+		n8 := len(a) &^ 7
+		mulNTAVX2(p(dst), p(a), p(b), n8)
+		mulGo(dst[n8:], a[n8:], b[n8:])
+		return
+	}
 	n8 := len(a) &^ 7
 	if useAVX2 && n8 > 0 {
 		mulAVX2(p(dst), p(a), p(b), n8)
@@ -91,6 +152,14 @@ func mul(dst, a, b []float32) {
 }
 
 func div(dst, a, b []float32) {
+	if h := ntHead(dst); h >= 0 {
+		divGo(dst[:h], a[:h], b[:h])
+		dst, a, b = dst[h:], a[h:], b[h:]
+		n8 := len(a) &^ 7
+		divNTAVX2(p(dst), p(a), p(b), n8)
+		divGo(dst[n8:], a[n8:], b[n8:])
+		return
+	}
 	n8 := len(a) &^ 7
 	if useAVX2 && n8 > 0 {
 		divAVX2(p(dst), p(a), p(b), n8)
@@ -101,6 +170,14 @@ func div(dst, a, b []float32) {
 }
 
 func scale(dst, a []float32, s float32) {
+	if h := ntHead(dst); h >= 0 {
+		scaleGo(dst[:h], a[:h], s)
+		dst, a = dst[h:], a[h:]
+		n8 := len(a) &^ 7
+		scaleNTAVX2(p(dst), p(a), n8, s)
+		scaleGo(dst[n8:], a[n8:], s)
+		return
+	}
 	n8 := len(a) &^ 7
 	if useAVX2 && n8 > 0 {
 		scaleAVX2(p(dst), p(a), n8, s)
@@ -111,6 +188,14 @@ func scale(dst, a []float32, s float32) {
 }
 
 func addScalar(dst, a []float32, s float32) {
+	if h := ntHead(dst); h >= 0 {
+		addScalarGo(dst[:h], a[:h], s)
+		dst, a = dst[h:], a[h:]
+		n8 := len(a) &^ 7
+		addScalarNTAVX2(p(dst), p(a), n8, s)
+		addScalarGo(dst[n8:], a[n8:], s)
+		return
+	}
 	n8 := len(a) &^ 7
 	if useAVX2 && n8 > 0 {
 		addScalarAVX2(p(dst), p(a), n8, s)

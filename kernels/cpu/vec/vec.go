@@ -81,8 +81,9 @@ func Max(a []float32) float32 {
 
 // ExpSub sets dst[i] = exp(a[i] - m) and returns the sum of the results,
 // accumulated in float64: the heart of soft-max. exp(-Inf) is 0, results
-// below the smallest normal float32 flush to 0, and results above the
-// largest float32 are +Inf. The relative error is a few float32 ulps.
+// below the smallest normal float32 may flush to 0, results above the
+// largest float32 are +Inf, and NaN stays NaN. The relative error is
+// within about 1 float32 ulp.
 func ExpSub(dst, a []float32, m float32) float64 {
 	n := min2(len(dst), len(a))
 	return expSub(dst[:n], a[:n], m)

@@ -14,25 +14,24 @@
 	DATA name<>+28(SB)/4, $bits \
 	GLOBL name<>(SB), RODATA|NOPTR, $32
 
-CONST8(log2e, 0x3fb8aa3b)
-CONST8(ln2hi, 0x3f318000)
+// Constants of the exp kernel (EXPV).
+CONST8(log2e, 0x3fb8aa3b)  // log2(e)
+CONST8(magic, 0x4b40007f)  // 1.5·2^23 + 127: rounds to an integer, biased
+CONST8(tmax, 0x4b4000fe)   // magic + 127: largest exponent used directly
+CONST8(ln2hi, 0x3f318000)  // ln 2 = ln2hi + ln2lo
 CONST8(ln2lo, 0xb95e8083)
-CONST8(c7, 0x39500d01)
-CONST8(c6, 0x3ab60b61)
-CONST8(c5, 0x3c088889)
-CONST8(c4, 0x3d2aaaab)
-CONST8(c3, 0x3e2aaaab)
-CONST8(c2, 0x3f000000)
+CONST8(c6, 0x3ab43e11)     // e^r ≈ 1 + r + r²(c2 + c3 r + ... + c6 r⁴)
+CONST8(c5, 0x3c091dc7)
+CONST8(c4, 0x3d2aadac)
+CONST8(c3, 0x3e2aaa47)
+CONST8(c2, 0x3efffffc)
 CONST8(one, 0x3f800000)
-CONST8(max127, 0x42fe0000)
-CONST8(minarg, 0xc2aeac4f)
-CONST8(maxarg, 0x42b17217)
-CONST8(posinf, 0x7f800000)
-CONST8(bias127, 0x0000007f)
+CONST8(exphi, 0x42b20000)  // 89: inputs above overflow to +Inf anyway
+CONST8(explo, 0xc2b00000)  // -88: inputs below give 2^-127 → 0
 
 // Element-wise binary op over n (a multiple of 8) float32s:
 // dst[i] = a[i] OP b[i].
-#define BINOP(NAME, OP) \
+#define BINOP(NAME, OP, ST, FENCE) \
 TEXT NAME(SB), NOSPLIT, $0-32 \
 	MOVQ dst+0(FP), DI \
 	MOVQ a+8(FP), SI \
@@ -49,10 +48,10 @@ loop32: \
 	OP 32(DX), Y1, Y1 \
 	OP 64(DX), Y2, Y2 \
 	OP 96(DX), Y3, Y3 \
-	VMOVUPS Y0, (DI) \
-	VMOVUPS Y1, 32(DI) \
-	VMOVUPS Y2, 64(DI) \
-	VMOVUPS Y3, 96(DI) \
+	ST Y0, (DI) \
+	ST Y1, 32(DI) \
+	ST Y2, 64(DI) \
+	ST Y3, 96(DI) \
 	ADDQ $128, SI \
 	ADDQ $128, DX \
 	ADDQ $128, DI \
@@ -63,31 +62,49 @@ loop8: \
 	JL   done \
 	VMOVUPS (SI), Y0 \
 	OP (DX), Y0, Y0 \
-	VMOVUPS Y0, (DI) \
+	ST Y0, (DI) \
 	ADDQ $32, SI \
 	ADDQ $32, DX \
 	ADDQ $32, DI \
 	SUBQ $8, CX \
 	JMP  loop8 \
 done: \
+	FENCE \
 	VZEROUPPER \
 	RET
 
+#define NOFENCE
+
+// The NT variants store with non-temporal hints (dst 32-byte aligned) and
+// end with SFENCE: for outputs too large to stay in cache.
+
 // func addAVX2(dst, a, b *float32, n int)
-BINOP(·addAVX2, VADDPS)
+BINOP(·addAVX2, VADDPS, VMOVUPS, NOFENCE)
+
+// func addNTAVX2(dst, a, b *float32, n int)
+BINOP(·addNTAVX2, VADDPS, VMOVNTPS, SFENCE)
 
 // func subAVX2(dst, a, b *float32, n int)
-BINOP(·subAVX2, VSUBPS)
+BINOP(·subAVX2, VSUBPS, VMOVUPS, NOFENCE)
+
+// func subNTAVX2(dst, a, b *float32, n int)
+BINOP(·subNTAVX2, VSUBPS, VMOVNTPS, SFENCE)
 
 // func mulAVX2(dst, a, b *float32, n int)
-BINOP(·mulAVX2, VMULPS)
+BINOP(·mulAVX2, VMULPS, VMOVUPS, NOFENCE)
+
+// func mulNTAVX2(dst, a, b *float32, n int)
+BINOP(·mulNTAVX2, VMULPS, VMOVNTPS, SFENCE)
 
 // func divAVX2(dst, a, b *float32, n int)
-BINOP(·divAVX2, VDIVPS)
+BINOP(·divAVX2, VDIVPS, VMOVUPS, NOFENCE)
+
+// func divNTAVX2(dst, a, b *float32, n int)
+BINOP(·divNTAVX2, VDIVPS, VMOVNTPS, SFENCE)
 
 // Element-wise op with a scalar s broadcast in Y15, over n (a multiple of
 // 8): dst[i] = a[i] OP s.
-#define SCALAROP(NAME, OP) \
+#define SCALAROP(NAME, OP, ST, FENCE) \
 TEXT NAME(SB), NOSPLIT, $0-28 \
 	MOVQ dst+0(FP), DI \
 	MOVQ a+8(FP), SI \
@@ -100,10 +117,10 @@ sloop32: \
 	OP 32(SI), Y15, Y1 \
 	OP 64(SI), Y15, Y2 \
 	OP 96(SI), Y15, Y3 \
-	VMOVUPS Y0, (DI) \
-	VMOVUPS Y1, 32(DI) \
-	VMOVUPS Y2, 64(DI) \
-	VMOVUPS Y3, 96(DI) \
+	ST Y0, (DI) \
+	ST Y1, 32(DI) \
+	ST Y2, 64(DI) \
+	ST Y3, 96(DI) \
 	ADDQ $128, SI \
 	ADDQ $128, DI \
 	SUBQ $32, CX \
@@ -112,20 +129,27 @@ sloop8: \
 	CMPQ CX, $8 \
 	JL   sdone \
 	OP (SI), Y15, Y0 \
-	VMOVUPS Y0, (DI) \
+	ST Y0, (DI) \
 	ADDQ $32, SI \
 	ADDQ $32, DI \
 	SUBQ $8, CX \
 	JMP  sloop8 \
 sdone: \
+	FENCE \
 	VZEROUPPER \
 	RET
 
 // func scaleAVX2(dst, a *float32, n int, s float32)
-SCALAROP(·scaleAVX2, VMULPS)
+SCALAROP(·scaleAVX2, VMULPS, VMOVUPS, NOFENCE)
+
+// func scaleNTAVX2(dst, a *float32, n int, s float32)
+SCALAROP(·scaleNTAVX2, VMULPS, VMOVNTPS, SFENCE)
 
 // func addScalarAVX2(dst, a *float32, n int, s float32)
-SCALAROP(·addScalarAVX2, VADDPS)
+SCALAROP(·addScalarAVX2, VADDPS, VMOVUPS, NOFENCE)
+
+// func addScalarNTAVX2(dst, a *float32, n int, s float32)
+SCALAROP(·addScalarNTAVX2, VADDPS, VMOVNTPS, SFENCE)
 
 // func scaleAddAVX2(dst, a *float32, n int, s float32)
 // dst[i] += s*a[i] for n a multiple of 8.
@@ -352,86 +376,90 @@ mxdone:
 	VZEROUPPER
 	RET
 
-// EXP8 sets Y(OUT) = exp(Y(IN)) for eight float32s, using Y(T1) and Y(T2)
-// as scratch (IN is kept). exp(x) = 2^n · e^r with n = round(x·log2 e) and
-// r = x - n·ln 2 (two-part ln 2, |r| ≤ ln2/2), e^r by its degree-7 Taylor
-// polynomial (truncation error below 1e-8); n = 128 is scaled as 2·2^127.
-// Below minarg the result is 0, above maxarg +Inf; NaN stays NaN.
-#define EXP8(IN, OUT, T1, T2) \
-	VMULPS log2e<>(SB), IN, T1 \
-	VROUNDPS $0, T1, T1 \
-	VMOVAPS IN, OUT \
-	VFNMADD231PS ln2hi<>(SB), T1, OUT \
-	VFNMADD231PS ln2lo<>(SB), T1, OUT \
-	VMOVUPS c7<>(SB), T2 \
-	VFMADD213PS c6<>(SB), OUT, T2 \
-	VFMADD213PS c5<>(SB), OUT, T2 \
-	VFMADD213PS c4<>(SB), OUT, T2 \
-	VFMADD213PS c3<>(SB), OUT, T2 \
-	VFMADD213PS c2<>(SB), OUT, T2 \
-	VFMADD213PS one<>(SB), OUT, T2 \
-	VFMADD213PS one<>(SB), OUT, T2 \
-	VMINPS max127<>(SB), T1, OUT \
-	VSUBPS OUT, T1, T1 \
-	VFMADD231PS T1, T2, T2 \
-	VCVTPS2DQ OUT, OUT \
-	VPADDD bias127<>(SB), OUT, OUT \
-	VPSLLD $23, OUT, OUT \
-	VMULPS T2, OUT, OUT \
-	VCMPPS $1, minarg<>(SB), IN, T1 \
-	VANDNPS OUT, T1, OUT \
-	VMOVUPS maxarg<>(SB), T2 \
-	VCMPPS $1, IN, T2, T1 \
-	VBLENDVPS T1, posinf<>(SB), OUT, OUT
+// EXPCONSTS loads the register-held constants of EXPV into Y5..Y12.
+#define EXPCONSTS \
+	VMOVUPS log2e<>(SB), Y5 \
+	VMOVUPS magic<>(SB), Y6 \
+	VMOVUPS ln2hi<>(SB), Y7 \
+	VMOVUPS ln2lo<>(SB), Y8 \
+	VMOVUPS c6<>(SB), Y9 \
+	VMOVUPS c5<>(SB), Y10 \
+	VMOVUPS c4<>(SB), Y11 \
+	VMOVUPS one<>(SB), Y12
+
+// EXPV sets P = exp(X) for eight float32s (X is clobbered; T, R and Q are
+// scratch; constants in Y5..Y12 from EXPCONSTS). X is clamped to [-88, 89]
+// (NaN kept), n = round(x·log2 e) comes from adding a magic number (whose
+// low bits are then n+127, the exponent of 2^n), r = x - n·ln 2 with a
+// two-part ln 2, and e^r is a degree-6 least-squares polynomial (relative
+// error 4e-9 on |r| ≤ ln2/2) evaluated in Estrin's order for a short
+// dependency chain. 2^n is built by shifting the magic sum; n = 128 is
+// applied as 2·2^127 (overflowing to +Inf past the float32 range), n = -127
+// gives 0.
+#define EXPV(X, T, P, R, Q) \
+	VMOVUPS exphi<>(SB), T \
+	VMINPS X, T, X \
+	VMOVUPS explo<>(SB), T \
+	VMAXPS X, T, X \
+	VMOVAPS Y6, T \
+	VFMADD231PS Y5, X, T \
+	VSUBPS Y6, T, P \
+	VMOVAPS X, R \
+	VFNMADD231PS Y7, P, R \
+	VFNMADD231PS Y8, P, R \
+	VMINPS tmax<>(SB), T, X \
+	VSUBPS X, T, T \
+	VPSLLD $23, X, X \
+	VFMADD231PS T, X, X \
+	VMULPS R, R, Q \
+	VMOVAPS Y10, T \
+	VFMADD213PS Y11, R, T \
+	VMOVUPS c3<>(SB), P \
+	VFMADD213PS c2<>(SB), R, P \
+	VFMADD231PS Y9, Q, T \
+	VFMADD213PS P, Q, T \
+	VADDPS Y12, R, P \
+	VFMADD213PS P, Q, T \
+	VMULPS X, T, P
 
 // func expSubAVX2(dst, a *float32, n int, m float32) float64
-// dst[i] = exp(a[i]-m) for n a multiple of 8; returns the float64 sum.
+// dst[i] = exp(a[i]-m) for n a multiple of 8; returns the sum. Blocks of up
+// to 128 results are summed in float32 lanes (Y14), each block's sum then
+// in float64 (Y13).
 TEXT ·expSubAVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ n+16(FP), CX
+	SHRQ $3, CX
 	VBROADCASTSS m+24(FP), Y15
-	VXORPD Y12, Y12, Y12
+	EXPCONSTS
 	VXORPD Y13, Y13, Y13
-eloop16:
-	CMPQ CX, $16
-	JL   eloop8
+eblock:
+	TESTQ CX, CX
+	JZ    edone
+	MOVQ $16, DX
+	CMPQ CX, DX
+	CMOVQLT CX, DX
+	SUBQ DX, CX
+	VXORPS Y14, Y14, Y14
+eloop:
 	VMOVUPS (SI), Y0
 	VSUBPS Y15, Y0, Y0
-	VMOVUPS 32(SI), Y4
-	VSUBPS Y15, Y4, Y4
-	EXP8(Y0, Y1, Y2, Y3)
-	EXP8(Y4, Y5, Y6, Y7)
-	VMOVUPS Y1, (DI)
-	VMOVUPS Y5, 32(DI)
-	VCVTPS2PD X1, Y8
-	VEXTRACTF128 $1, Y1, X1
-	VCVTPS2PD X1, Y9
-	VCVTPS2PD X5, Y10
-	VEXTRACTF128 $1, Y5, X5
-	VCVTPS2PD X5, Y11
-	VADDPD Y8, Y12, Y12
-	VADDPD Y9, Y13, Y13
-	VADDPD Y10, Y12, Y12
-	VADDPD Y11, Y13, Y13
-	ADDQ $64, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  eloop16
-eloop8:
-	CMPQ CX, $8
-	JL   edone
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
-	EXP8(Y0, Y1, Y2, Y3)
-	VMOVUPS Y1, (DI)
-	VCVTPS2PD X1, Y8
-	VEXTRACTF128 $1, Y1, X1
-	VCVTPS2PD X1, Y9
-	VADDPD Y8, Y12, Y12
-	VADDPD Y9, Y13, Y13
+	EXPV(Y0, Y1, Y2, Y3, Y4)
+	VMOVUPS Y2, (DI)
+	VADDPS Y2, Y14, Y14
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ DX
+	JNZ  eloop
+	VCVTPS2PD X14, Y0
+	VADDPD Y0, Y13, Y13
+	VEXTRACTF128 $1, Y14, X14
+	VCVTPS2PD X14, Y0
+	VADDPD Y0, Y13, Y13
+	JMP  eblock
 edone:
-	VADDPD Y13, Y12, Y0
+	VMOVAPD Y13, Y0
 	HSUMPD
 	VMOVSD X0, ret+32(FP)
 	VZEROUPPER
@@ -443,16 +471,17 @@ TEXT ·siluAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ n+16(FP), CX
+	EXPCONSTS
 	VXORPS Y15, Y15, Y15
 siloop:
 	CMPQ CX, $8
 	JL   sidone
-	VMOVUPS (SI), Y8
-	VSUBPS Y8, Y15, Y0
-	EXP8(Y0, Y1, Y2, Y3)
-	VADDPS one<>(SB), Y1, Y1
-	VDIVPS Y1, Y8, Y8
-	VMOVUPS Y8, (DI)
+	VMOVUPS (SI), Y13
+	VSUBPS Y13, Y15, Y0
+	EXPV(Y0, Y1, Y2, Y3, Y4)
+	VADDPS Y12, Y2, Y2
+	VDIVPS Y2, Y13, Y13
+	VMOVUPS Y13, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX

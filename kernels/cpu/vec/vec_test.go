@@ -231,7 +231,7 @@ func TestExpAccuracy(t *testing.T) {
 		in, want float32
 	}{
 		{0, 1}, {float32(math.Inf(-1)), 0}, {inf, inf}, {100, inf}, {89, inf},
-		{-200, 0}, {-88, 0}, {1, float32(math.E)}, {nan, nan},
+		{-200, 0}, {-88, 0}, {1, float32(math.E)}, {nan, nan}, {-1e30, 0}, {1e30, inf},
 	}
 	for _, s := range specials {
 		t.Run(fmt.Sprint(s.in), func(t *testing.T) {
@@ -396,5 +396,60 @@ func TestGemmNTErrors(t *testing.T) {
 	}
 	if err := GemmNTPart(3, 3, 1, 1, 1, a, 1, a, 1, c, 1); !errors.Is(err, ErrShape) {
 		t.Fatalf("GemmNTPart(3 of 3) error = %v, want ErrShape", err)
+	}
+}
+
+// TestElementwiseLarge covers outputs big enough for the non-temporal
+// stores, at every alignment of dst, in place too.
+func TestElementwiseLarge(t *testing.T) {
+	const n = 1<<18 + 13
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range binCases[:6] {
+		for off := 0; off < 8; off += 3 {
+			for _, inPlace := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/off%d/inplace=%v", tc.name, off, inPlace), func(t *testing.T) {
+					a := randSlice(r, n, off, -8, 8)
+					b := randSlice(r, n, 1, tc.lo, 2)
+					av, bv := a[off:off+n], b[1:1+n]
+					want := make([]float32, n)
+					for i := range want {
+						want[i] = float32(tc.ref(av[i], bv[i]))
+					}
+					d := randSlice(r, n, off, -1, 1)
+					dv, dbuf := d[off:off+n], d
+					if inPlace {
+						dv, dbuf = av, a
+					}
+					tc.fn(dv, av, bv)
+					checkGuards(t, dbuf, off, n)
+					for i := range want {
+						if dv[i] != want[i] {
+							t.Fatalf("i=%d: got %v want %v", i, dv[i], want[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestExpSubLong covers ExpSub's blocked float64 sum over many blocks.
+func TestExpSubLong(t *testing.T) {
+	for _, n := range []int{127, 128, 129, 1000, 4096 + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			a := fill(n, 3)
+			d := make([]float32, n)
+			got := ExpSub(d, a, 0.5)
+			var want float64
+			for i, x := range a {
+				want += math.Exp(float64(x - 0.5))
+				if !closeRel(float64(d[i]), math.Exp(float64(x-0.5)), 3e-7, 1e-30) {
+					t.Fatalf("d[%d] = %v, want %v", i, d[i], math.Exp(float64(x-0.5)))
+				}
+			}
+			if math.Abs(got-want) > 1e-6*want {
+				t.Fatalf("sum = %v, want %v", got, want)
+			}
+		})
 	}
 }
