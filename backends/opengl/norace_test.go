@@ -1,0 +1,5 @@
+//go:build opengl && !race
+
+package opengl
+
+const raceEnabled = false
