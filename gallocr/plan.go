@@ -337,19 +337,6 @@ func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*
 	if len(bufts) == 0 {
 		return nil, fmt.Errorf("plan: empty buffer list: %w", ErrBufferID)
 	}
-	if opt.NodeBufferIDs != nil && len(opt.NodeBufferIDs) != g.NumNodes() {
-		return nil, fmt.Errorf("plan: %d node buffer ids for %d nodes: %w", len(opt.NodeBufferIDs), g.NumNodes(), ErrBufferID)
-	}
-	if opt.LeafBufferIDs != nil && len(opt.LeafBufferIDs) != g.NumLeafs() {
-		return nil, fmt.Errorf("plan: %d leaf buffer ids for %d leafs: %w", len(opt.LeafBufferIDs), g.NumLeafs(), ErrBufferID)
-	}
-	for _, ids := range [][]int{opt.NodeBufferIDs, opt.LeafBufferIDs} {
-		for i, id := range ids {
-			if id < 0 || id >= len(bufts) {
-				return nil, fmt.Errorf("plan: buffer id %d at position %d, have %d buffers: %w", id, i, len(bufts), ErrBufferID)
-			}
-		}
-	}
 	dynOf, firstOf := dynIndex(bufts)
 	dyns := make([]*Dyn, len(firstOf))
 	for d, i := range firstOf {
@@ -364,6 +351,22 @@ func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*
 }
 
 func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions) (*Plan, error) {
+	if g == nil {
+		return nil, fmt.Errorf("plan: nil graph: %w", runtime.ErrGraph)
+	}
+	if opt.NodeBufferIDs != nil && len(opt.NodeBufferIDs) != g.NumNodes() {
+		return nil, fmt.Errorf("plan: %d node buffer ids for %d nodes: %w", len(opt.NodeBufferIDs), g.NumNodes(), ErrBufferID)
+	}
+	if opt.LeafBufferIDs != nil && len(opt.LeafBufferIDs) != g.NumLeafs() {
+		return nil, fmt.Errorf("plan: %d leaf buffer ids for %d leafs: %w", len(opt.LeafBufferIDs), g.NumLeafs(), ErrBufferID)
+	}
+	for _, ids := range [][]int{opt.NodeBufferIDs, opt.LeafBufferIDs} {
+		for i, id := range ids {
+			if id < 0 || id >= len(bufts) {
+				return nil, fmt.Errorf("plan: buffer id %d at position %d, have %d buffers: %w", id, i, len(bufts), ErrBufferID)
+			}
+		}
+	}
 	ix := g.Index()
 	n := len(ix.Tensors)
 	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix,
