@@ -496,5 +496,45 @@ func FuzzPackBlocks(f *testing.F) {
 		if total < peak {
 			t.Fatalf("total %d below the live-bytes bound %d", total, peak)
 		}
+		checkIncremental(t, rng, items, align, limit)
 	})
+}
+
+// checkIncremental checks that repacking after an earlier pack, which
+// keeps the shared prefix's places (even when that pack stopped early),
+// gives the same places as packing from scratch.
+func checkIncremental(t *testing.T, rng *rand.Rand, items []optItem, align, limit uint64) {
+	t.Helper()
+	n := len(items)
+	p := newPacker(items, align, limit)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	rng.Shuffle(n, func(a, b int) { order[a], order[b] = order[b], order[a] })
+	for round := 0; round < 6; round++ {
+		lim := uint64(math.MaxUint64)
+		if round%2 == 1 {
+			lim = uint64(rng.IntN(1 << 14)) // may stop early
+		}
+		p.pack(order, lim)
+		next := slices.Clone(order)
+		a, b := rng.IntN(n), rng.IntN(n)
+		next[a], next[b] = next[b], next[a]
+		got := p.pack(next, math.MaxUint64)
+		fresh := newPacker(items, align, limit)
+		want := fresh.pack(next, math.MaxUint64)
+		if got != want {
+			t.Fatalf("round %d: incremental total %d, fresh %d", round, got, want)
+		}
+		for i := range items {
+			if p.off[i] != fresh.off[i] || p.chunk[i] != fresh.chunk[i] {
+				t.Fatalf("round %d: item %d at %d:%d incrementally, %d:%d fresh", round, i, p.chunk[i], p.off[i], fresh.chunk[i], fresh.off[i])
+			}
+		}
+		if p.critical != fresh.critical {
+			t.Fatalf("round %d: critical %d incrementally, %d fresh", round, p.critical, fresh.critical)
+		}
+		order = next
+	}
 }
