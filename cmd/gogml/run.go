@@ -229,7 +229,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "memory plan (strategy %s):\n", st.Strategy)
 	fmt.Fprintf(stdout, "  weights   %10d bytes (%s) in %d buffer(s) of %s%s\n", st.WeightsBytes, bytesStr(st.WeightsBytes), st.WeightsBuffers, bt.Name(), maxNote)
-	fmt.Fprintf(stdout, "  kv cache  %10d bytes (%s), %d layers x 2 x %d slots x %d f32\n", st.KVBytes, bytesStr(st.KVBytes), cfg.Layers, cfg.Ctx, cfg.Dim)
+	fmt.Fprintf(stdout, "  kv cache  %10d bytes (%s) in %d buffer(s): %d layers x 2 x %d slots x %d f32\n",
+		st.KVBytes, bytesStr(st.KVBytes), st.KVBuffers, cfg.Layers, cfg.Ctx, cfg.Dim)
 	over := 0.0
 	if st.ComputeLowerBound > 0 {
 		over = 100 * (float64(st.ComputeBytes)/float64(st.ComputeLowerBound) - 1)

@@ -30,8 +30,9 @@ type MemoryStats struct {
 	// number (more than one when the buffer type's max size splits them).
 	WeightsBytes   uint64
 	WeightsBuffers int
-	// KVBytes is the KV cache buffer's size.
-	KVBytes uint64
+	// KVBytes is the KV cache's size, KVBuffers its number of buffers.
+	KVBytes   uint64
+	KVBuffers int
 	// ComputeBytes is the graph allocator's buffer size after the last
 	// reserve; ComputeLowerBound is the live-bytes lower bound of that
 	// plan (no placement with the same lifetimes needs fewer bytes).
@@ -249,25 +250,17 @@ func (m *Model) allocKV() error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("llama: kv cache: %w", err)
 	}
-	size, err := gallocr.CtxTensorsSize(ctx, m.bt)
-	if err != nil {
-		return fmt.Errorf("llama: kv cache: %w", err)
-	}
-	if size > m.bt.MaxSize() {
-		return fmt.Errorf("llama: kv cache of %d bytes exceeds %s's max buffer size %d: %w", size, m.bt.Name(), m.bt.MaxSize(), runtime.ErrOutOfMemory)
-	}
-	buf, err := m.bt.AllocBuffer(size)
+	// The cache gets buffers of its own (several if the buffer type's max
+	// size is small), apart from the weights and the compute buffer.
+	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
 	if err != nil {
 		return fmt.Errorf("llama: kv cache: %w", err)
 	}
 	m.kvbuf = buf
 	buf.SetUsage(runtime.UsageCompute)
-	var off uint64
-	for _, t := range ctx.Tensors() {
-		if err := runtime.TensorAlloc(buf, t, off); err != nil {
-			return fmt.Errorf("llama: kv cache: %w", err)
-		}
-		off = runtime.AlignUp(off+m.bt.AllocSize(t), m.bt.Alignment())
+	m.stats.KVBuffers = 1
+	if mb, ok := buf.(*runtime.MultiBuffer); ok {
+		m.stats.KVBuffers = len(mb.Parts())
 	}
 	if err := buf.Clear(0); err != nil {
 		return fmt.Errorf("llama: kv cache: %w", err)
