@@ -272,6 +272,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "per token: mean %s, median %s, min %s, max %s over %d tokens: %.1f tokens/s\n",
 			ms(sum/time.Duration(n)), ms(ts[n/2]), ms(ts[0]), ms(ts[n-1]), n, res.TokensPerSecond())
+		p, dn := res.TokenPhases, time.Duration(n)
+		fmt.Fprintf(stdout, "per token phases (mean): build graph %s, allocate %s, compute %s, read logits %s\n",
+			ms(p.Build/dn), ms(p.Alloc/dn), ms(p.Compute/dn), ms(p.Read/dn))
 	}
 	fmt.Fprintf(stdout, "logits checksum: %s\n", res.Logits)
 	return nil

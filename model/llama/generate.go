@@ -35,8 +35,9 @@ type Step struct {
 	Tokens int
 	// Next is the greedy choice from the last logits row.
 	Next int32
-	// Time is the wall time of the Eval.
-	Time time.Duration
+	// Time is the wall time of the Eval, Phases its parts.
+	Time   time.Duration
+	Phases Phases
 }
 
 // Result is the outcome of Generate.
@@ -49,6 +50,8 @@ type Result struct {
 	// PromptTime is the prompt's Eval; TokenTimes the single-token Evals.
 	PromptTime time.Duration
 	TokenTimes []time.Duration
+	// TokenPhases sums the phases of the single-token Evals.
+	TokenPhases Phases
 }
 
 // TokensPerSecond is the single-token generation rate (0 without any).
@@ -108,6 +111,11 @@ func (m *Model) Generate(prompt []int32, n int, onStep func(Step)) (Result, erro
 			r.PromptTime = dt
 		} else {
 			r.TokenTimes = append(r.TokenTimes, dt)
+			p := m.LastPhases()
+			r.TokenPhases.Build += p.Build
+			r.TokenPhases.Alloc += p.Alloc
+			r.TokenPhases.Compute += p.Compute
+			r.TokenPhases.Read += p.Read
 		}
 		V := m.cfg.Vocab
 		next := int32(Argmax(logits[len(logits)-V:]))
@@ -115,7 +123,7 @@ func (m *Model) Generate(prompt []int32, n int, onStep func(Step)) (Result, erro
 			r.Generated = append(r.Generated, next)
 		}
 		if onStep != nil {
-			onStep(Step{Index: i, Tokens: len(batch), Next: next, Time: dt})
+			onStep(Step{Index: i, Tokens: len(batch), Next: next, Time: dt, Phases: m.LastPhases()})
 		}
 		batch = []int32{next}
 		if n == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	cpukernels "github.com/gogml/gogml/kernels/cpu"
 
@@ -67,7 +68,18 @@ type Model struct {
 	nPast    int
 	reserved int // largest reserved batch, 0: none
 	stats    MemoryStats
+	last     Phases
 }
+
+// Phases split one Eval's wall time: building the graph (and checking the
+// backend supports it), placing it with the graph allocator, uploading
+// the inputs and computing, and reading the logits back.
+type Phases struct {
+	Build, Alloc, Compute, Read time.Duration
+}
+
+// LastPhases returns the phases of the last successful Eval.
+func (m *Model) LastPhases() Phases { return m.last }
 
 // New places the weights w (with w.Config's shape and weight type) and an
 // empty KV cache on the backend, and reserves a compute buffer for a
@@ -420,13 +432,19 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 			return nil, err
 		}
 	}
+	var ph Phases
+	t0 := time.Now()
 	s, err := m.build(n, m.nPast)
 	if err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
+	t1 := time.Now()
+	ph.Build = t1.Sub(t0)
 	if err := m.alloc.AllocGraph(s.g); err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
+	t2 := time.Now()
+	ph.Alloc = t2.Sub(t1)
 	tb := make([]byte, 4*n)
 	pb := make([]byte, 4*n)
 	for i, t := range tokens {
@@ -447,6 +465,8 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 			return nil, fmt.Errorf("llama: eval on %s: %w", m.be.Name(), err)
 		}
 	}
+	t3 := time.Now()
+	ph.Compute = t3.Sub(t2)
 	lb := make([]byte, s.logits.NBytes())
 	if err := runtime.GetTensorData(s.logits, lb, 0); err != nil {
 		return nil, fmt.Errorf("llama: read logits: %w", err)
@@ -455,6 +475,8 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(lb[4*i:]))
 	}
+	ph.Read = time.Since(t3)
+	m.last = ph
 	m.nPast += n
 	return out, nil
 }
