@@ -158,32 +158,12 @@ func BenchmarkMul(b *testing.B) {
 	}
 }
 
-// softMaxRows is soft-max over each row of length cols, as the CPU backend
-// runs it: max, exp with sum, scale.
-func softMaxRows(dst, src []float32, cols int) {
-	for r := 0; r+cols <= len(src); r += cols {
-		x, y := src[r:r+cols], dst[r:r+cols]
-		m := Max(x)
-		s := ExpSub(y, x, m)
-		Scale(y, y, float32(1/s))
-	}
-}
-
-// rmsNormRows is RMS norm over each row of length cols.
-func rmsNormRows(dst, src []float32, cols int) {
-	for r := 0; r+cols <= len(src); r += cols {
-		x, y := src[r:r+cols], dst[r:r+cols]
-		ms := SumSq(x) / float64(cols)
-		Scale(y, x, float32(1/math.Sqrt(ms+1e-6)))
-	}
-}
-
 func BenchmarkSoftMaxRows(b *testing.B) {
 	const cols = 4096
 	for _, sz := range streamSizes {
 		b.Run(sz.name, func(b *testing.B) {
 			x, z := fill(sz.n, 1), make([]float32, sz.n)
-			benchStream(b, 2, sz.n, func() { softMaxRows(z, x, cols) })
+			benchStream(b, 2, sz.n, func() { SoftMaxRows(z, x, cols, 1) })
 		})
 	}
 }
@@ -193,7 +173,7 @@ func BenchmarkRMSNormRows(b *testing.B) {
 	for _, sz := range streamSizes {
 		b.Run(sz.name, func(b *testing.B) {
 			x, z := fill(sz.n, 1), make([]float32, sz.n)
-			benchStream(b, 2, sz.n, func() { rmsNormRows(z, x, cols) })
+			benchStream(b, 2, sz.n, func() { RMSNormRows(z, x, cols, 1e-6) })
 		})
 	}
 }

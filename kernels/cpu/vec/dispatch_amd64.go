@@ -67,18 +67,13 @@ func sumSqAVX2(a *float32, n int) float64
 func maxAVX2(a *float32, n int) float32
 
 //go:noescape
-func expSubAVX2(dst, a *float32, n int, m float32) float64
+func expSubAVX2(dst, a *float32, n int, s, m float32) float64
 
 //go:noescape
 func siluAVX2(dst, a *float32, n int)
 
 // p returns the address of s's first element; s must not be empty.
 func p(s []float32) *float32 { return unsafe.SliceData(s) }
-
-// ntMinBytes: outputs at least this large are written with non-temporal
-// stores, which skip reading the destination into cache first. It is the
-// threshold at which the runtime's memmove (copy) switches to them too.
-const ntMinBytes = 1 << 20
 
 // ntHead returns -1 when dst is written with ordinary stores, else the
 // number of leading elements to handle before dst is 32-byte aligned for
@@ -253,12 +248,30 @@ func max32(a []float32) float32 {
 	return m
 }
 
-func expSub(dst, a []float32, m float32) float64 {
+func expSub(dst, a []float32, m float32) float64 { return expScaleSub(dst, a, 1, m) }
+
+func expScaleSub(dst, a []float32, s, m float32) float64 {
 	n8 := len(a) &^ 7
 	if !useAVX2 || n8 == 0 {
-		return expSubGo(dst, a, m)
+		return expScaleSubGo(dst, a, s, m)
 	}
-	return expSubAVX2(p(dst), p(a), n8, m) + expSubGo(dst[n8:], a[n8:], m)
+	return expSubAVX2(p(dst), p(a), n8, s, m) + expScaleSubGo(dst[n8:], a[n8:], s, m)
+}
+
+// scaleNT is scale with non-temporal stores for any length (see ntHead).
+func scaleNT(dst, a []float32, s float32) {
+	if !useAVX2 || uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%4 != 0 {
+		scale(dst, a, s)
+		return
+	}
+	h := min(len(dst), int((32-uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%32)%32)/4)
+	scaleGo(dst[:h], a[:h], s)
+	dst, a = dst[h:], a[h:]
+	n8 := len(a) &^ 7
+	if n8 > 0 {
+		scaleNTAVX2(p(dst), p(a), n8, s)
+	}
+	scaleGo(dst[n8:], a[n8:], s)
 }
 
 func silu(dst, a []float32) {

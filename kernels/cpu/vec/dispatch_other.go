@@ -14,7 +14,11 @@ func sum64(a []float32) float64                  { return sum64Go(a) }
 func sumSq(a []float32) float64                  { return sumSqGo(a) }
 func max32(a []float32) float32                  { return max32Go(a) }
 func expSub(dst, a []float32, m float32) float64 { return expSubGo(dst, a, m) }
-func silu(dst, a []float32)                      { siluGo(dst, a) }
+func expScaleSub(dst, a []float32, s, m float32) float64 {
+	return expScaleSubGo(dst, a, s, m)
+}
+func scaleNT(dst, a []float32, s float32) { scaleGo(dst, a, s) }
+func silu(dst, a []float32)               { siluGo(dst, a) }
 
 // hasSIMD reports whether the assembly kernels are in use.
 const hasSIMD = false

@@ -135,6 +135,17 @@ func expSubGo(dst, a []float32, m float32) float64 {
 	return s
 }
 
+func expScaleSubGo(dst, a []float32, s, m float32) float64 {
+	dst = dst[:len(a)]
+	var sum float64
+	for i, x := range a {
+		e := exp32(x*s - m)
+		dst[i] = e
+		sum += float64(e)
+	}
+	return sum
+}
+
 func siluGo(dst, a []float32) {
 	dst = dst[:len(a)]
 	for i, x := range a {

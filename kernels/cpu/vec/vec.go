@@ -2,6 +2,11 @@ package vec
 
 import "math"
 
+// ntMinBytes: outputs at least this large are written with non-temporal
+// stores (on amd64), which skip reading the destination into cache first.
+// It is the size at which the runtime's memmove (copy) switches to them.
+const ntMinBytes = 1 << 20
+
 func min2(a, b int) int {
 	if a < b {
 		return a

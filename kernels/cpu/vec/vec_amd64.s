@@ -376,7 +376,8 @@ mxdone:
 	VZEROUPPER
 	RET
 
-// EXPCONSTS loads the register-held constants of EXPV into Y5..Y12.
+// EXPCONSTS loads the register-held constants of EXPV into Y5..Y10 and
+// Y12 (Y11 is left to the caller).
 #define EXPCONSTS \
 	VMOVUPS log2e<>(SB), Y5 \
 	VMOVUPS magic<>(SB), Y6 \
@@ -384,11 +385,10 @@ mxdone:
 	VMOVUPS ln2lo<>(SB), Y8 \
 	VMOVUPS c6<>(SB), Y9 \
 	VMOVUPS c5<>(SB), Y10 \
-	VMOVUPS c4<>(SB), Y11 \
 	VMOVUPS one<>(SB), Y12
 
 // EXPV sets P = exp(X) for eight float32s (X is clobbered; T, R and Q are
-// scratch; constants in Y5..Y12 from EXPCONSTS). X is clamped to [-88, 89]
+// scratch; constants from EXPCONSTS). X is clamped to [-88, 89]
 // (NaN kept), n = round(x·log2 e) comes from adding a magic number (whose
 // low bits are then n+127, the exponent of 2^n), r = x - n·ln 2 with a
 // two-part ln 2, and e^r is a degree-6 least-squares polynomial (relative
@@ -413,7 +413,7 @@ mxdone:
 	VFMADD231PS T, X, X \
 	VMULPS R, R, Q \
 	VMOVAPS Y10, T \
-	VFMADD213PS Y11, R, T \
+	VFMADD213PS c4<>(SB), R, T \
 	VMOVUPS c3<>(SB), P \
 	VFMADD213PS c2<>(SB), R, P \
 	VFMADD231PS Y9, Q, T \
@@ -422,16 +422,17 @@ mxdone:
 	VFMADD213PS P, Q, T \
 	VMULPS X, T, P
 
-// func expSubAVX2(dst, a *float32, n int, m float32) float64
-// dst[i] = exp(a[i]-m) for n a multiple of 8; returns the sum. Blocks of up
-// to 128 results are summed in float32 lanes (Y14), each block's sum then
-// in float64 (Y13).
+// func expSubAVX2(dst, a *float32, n int, s, m float32) float64
+// dst[i] = exp(s*a[i]-m) for n a multiple of 8; returns the sum. Blocks of
+// up to 128 results are summed in float32 lanes (Y14), each block's sum
+// then in float64 (Y13).
 TEXT ·expSubAVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ n+16(FP), CX
 	SHRQ $3, CX
-	VBROADCASTSS m+24(FP), Y15
+	VBROADCASTSS s+24(FP), Y11
+	VBROADCASTSS m+28(FP), Y15
 	EXPCONSTS
 	VXORPD Y13, Y13, Y13
 eblock:
@@ -444,7 +445,7 @@ eblock:
 	VXORPS Y14, Y14, Y14
 eloop:
 	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
+	VFMSUB213PS Y15, Y11, Y0
 	EXPV(Y0, Y1, Y2, Y3, Y4)
 	VMOVUPS Y2, (DI)
 	VADDPS Y2, Y14, Y14

@@ -1,0 +1,76 @@
+package vec
+
+import "math"
+
+// Row kernels: one call for a block of equal rows stored one after the
+// other, so that the kernel sees the whole block's size. When the block's
+// output is at least 1 MiB (larger than the caches can usefully keep) the
+// final pass writes with non-temporal stores, as copy does; smaller blocks
+// stay in cache for the next op.
+
+// SoftMaxRows sets each row of cols elements of dst to the soft-max of
+// scale times the same row of src: dst = exp(scale·x - max) / sum. It
+// handles min(len(dst), len(src))/cols whole rows; cols < 1 does nothing.
+// dst may be src (in place). A row whose maximum is -Inf or NaN gives NaN,
+// as it does in ggml.
+func SoftMaxRows(dst, src []float32, cols int, scale float32) {
+	if cols < 1 {
+		return
+	}
+	rows := min2(len(dst), len(src)) / cols
+	// With non-temporal stores the exponentials go to a scratch row that
+	// stays in cache, and only the normalized row is streamed out (a
+	// streaming store to a dirty cached line would write it twice).
+	var tmp []float32
+	if rows*cols*4 >= ntMinBytes {
+		tmp = make([]float32, cols)
+	}
+	for r := 0; r < rows; r++ {
+		x, y := src[r*cols:(r+1)*cols], dst[r*cols:(r+1)*cols]
+		// max(scale·x) is scale·max(x), or scale·min(x) for scale < 0.
+		m := scale * max32(x)
+		if scale < 0 {
+			m = scale * min32(x)
+		}
+		if tmp != nil {
+			sum := expScaleSub(tmp, x, scale, m)
+			scaleNT(y, tmp, float32(1/sum))
+			continue
+		}
+		sum := expScaleSub(y, x, scale, m)
+		Scale(y, y, float32(1/sum))
+	}
+}
+
+// min32 returns the smallest element of x (not empty).
+func min32(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v < m {
+			m = v
+		}
+	}
+	return m
+}
+
+// RMSNormRows sets each row of cols elements of dst to the same row of src
+// divided by its root mean square: x / sqrt(mean(x²) + eps), with the mean
+// accumulated in float64. It handles min(len(dst), len(src))/cols whole
+// rows; cols < 1 does nothing. dst may be src (in place).
+func RMSNormRows(dst, src []float32, cols int, eps float32) {
+	if cols < 1 {
+		return
+	}
+	rows := min2(len(dst), len(src)) / cols
+	nt := rows*cols*4 >= ntMinBytes
+	for r := 0; r < rows; r++ {
+		x, y := src[r*cols:(r+1)*cols], dst[r*cols:(r+1)*cols]
+		mean := float32(sumSq(x) / float64(cols))
+		s := float32(1 / math.Sqrt(float64(mean+eps)))
+		if nt {
+			scaleNT(y, x, s)
+		} else {
+			scale(y, x, s)
+		}
+	}
+}
