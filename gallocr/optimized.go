@@ -94,7 +94,29 @@ func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	for i := range byStart {
 		byStart[i] = int32(i)
 	}
-	slices.SortStableFunc(byStart, func(a, b int32) int { return cmp.Compare(items[a].start, items[b].start) })
+	byStartCmp := func(a, b int32) int { return cmp.Compare(items[a].start, items[b].start) }
+	if !slices.IsSortedFunc(byStart, byStartCmp) { // blocks come in allocation order
+		slices.SortStableFunc(byStart, byStartCmp)
+	}
+	deg := make([]int32, n)
+	for x, i := range byStart {
+		for _, j := range byStart[x+1:] {
+			if items[j].start >= items[i].end {
+				break
+			}
+			deg[i]++
+			deg[j]++
+		}
+	}
+	var total int
+	for _, d := range deg {
+		total += int(d)
+	}
+	all := make([]int32, 0, total)
+	for i, d := range deg {
+		p.adj[i] = all[len(all) : len(all) : len(all)+int(d)]
+		all = all[:len(all)+int(d)]
+	}
 	for x, i := range byStart {
 		for _, j := range byStart[x+1:] {
 			if items[j].start >= items[i].end {
@@ -309,44 +331,78 @@ func optBreadth(items []optItem) []uint64 {
 // optOrderCount is the number of starting orders optOrder knows.
 const optOrderCount = 6
 
+// optKey sorts items: smallest keys first, ties on the item index.
+type optKey struct {
+	k [3]uint64
+	i int32
+}
+
 // optOrder returns starting order number k for the packer. Every order
 // ends its ties on the item index, so it is deterministic.
 func optOrder(k int, items []optItem, events int, breadth func() []uint64) []int32 {
-	life := func(i int32) uint64 {
-		end := items[i].end
+	var br []uint64
+	if k == 3 {
+		br = breadth()
+	}
+	keys := make([]optKey, len(items))
+	for i, it := range items {
+		end := it.end
 		if end == math.MaxInt {
 			end = events
 		}
-		return uint64(max(end-items[i].start, 1))
-	}
-	bySize := func(a, b int32) int { return cmp.Compare(items[b].size, items[a].size) }
-	byStart := func(a, b int32) int { return cmp.Compare(items[a].start, items[b].start) }
-	byLife := func(a, b int32) int { return cmp.Compare(life(b), life(a)) }
-	var less func(a, b int32) int
-	switch k {
-	case 0: // largest first, longer lives first among equals
-		less = func(a, b int32) int { return cmp.Or(bySize(a, b), byLife(a, b), byStart(a, b)) }
-	case 1: // largest first, earlier first among equals
-		less = func(a, b int32) int { return cmp.Or(bySize(a, b), byStart(a, b)) }
-	case 2: // largest area (bytes times lifetime) first
-		less = func(a, b int32) int {
-			x, y := float64(items[a].size)*float64(life(a)), float64(items[b].size)*float64(life(b))
-			return cmp.Or(cmp.Compare(y, x), bySize(a, b), byStart(a, b))
+		life := uint64(max(end-it.start, 1))
+		size, start := it.size, uint64(max(it.start, 0))
+		var key [3]uint64 // ascending; ^x sorts x descending
+		switch k {
+		case 0: // largest first, longer lives first among equals
+			key = [3]uint64{^size, ^life, start}
+		case 1: // largest first, earlier first among equals
+			key = [3]uint64{^size, start, 0}
+		case 2: // largest area (bytes times lifetime) first
+			key = [3]uint64{^math.Float64bits(float64(size) * float64(life)), ^size, start}
+		case 3: // items alive at the busiest moments first
+			key = [3]uint64{^br[i], ^size, start}
+		case 4: // longest lived first
+			key = [3]uint64{^life, ^size, start}
+		default: // allocation order, as an online allocator sees it
+			key = [3]uint64{start, ^size, 0}
 		}
-	case 3: // items alive at the busiest moments first
-		br := breadth()
-		less = func(a, b int32) int { return cmp.Or(cmp.Compare(br[b], br[a]), bySize(a, b), byStart(a, b)) }
-	case 4: // longest lived first
-		less = func(a, b int32) int { return cmp.Or(byLife(a, b), bySize(a, b), byStart(a, b)) }
-	default: // allocation order, as an online allocator sees it
-		less = func(a, b int32) int { return cmp.Or(byStart(a, b), bySize(a, b)) }
+		keys[i] = optKey{key, int32(i)}
 	}
+	slices.SortFunc(keys, func(a, b optKey) int {
+		for x := range a.k {
+			if a.k[x] != b.k[x] {
+				return cmp.Compare(a.k[x], b.k[x])
+			}
+		}
+		return cmp.Compare(a.i, b.i)
+	})
 	o := make([]int32, len(items))
-	for i := range o {
-		o[i] = int32(i)
+	for x, key := range keys {
+		o[x] = key.i
 	}
-	slices.SortFunc(o, func(a, b int32) int { return cmp.Or(less(a, b), cmp.Compare(a, b)) })
 	return o
+}
+
+// liveBound returns the most bytes alive at one moment: no pack of items
+// needs fewer. Times must lie in [0, events]; otherwise it returns 0.
+func liveBound(items []optItem, events int) uint64 {
+	delta := make([]int64, events+1)
+	for _, it := range items {
+		if it.start < 0 || it.start > events || it.end != math.MaxInt && (it.end < 0 || it.end > events) {
+			return 0
+		}
+		delta[it.start] += int64(it.size)
+		if it.end != math.MaxInt {
+			delta[it.end] -= int64(it.size)
+		}
+	}
+	var live, peak int64
+	for _, d := range delta {
+		live += d
+		peak = max(peak, live)
+	}
+	return uint64(peak)
 }
 
 // packDyn finds places for items and returns offsets, chunks and the total
@@ -422,7 +478,6 @@ func optimizeBlocks(pl *Plan, dyns []*Dyn) error {
 		}
 		perDyn[b.Dyn] = append(perDyn[b.Dyn], k)
 	}
-	bounds := pl.LowerBound()
 	for d, ks := range perDyn {
 		if len(ks) == 0 {
 			continue
@@ -445,10 +500,7 @@ func optimizeBlocks(pl *Plan, dyns []*Dyn) error {
 		for _, s := range ggmlChunks {
 			ggml += s
 		}
-		var bound uint64
-		if d < len(bounds) {
-			bound = bounds[d]
-		}
+		bound := liveBound(items, pl.Events)
 		off, chunk, total := packDyn(items, pl.Events, dd.Alignment(), dd.MaxChunkSize(), bound)
 		if total >= ggml {
 			continue // ggml's own placement is as good

@@ -154,7 +154,14 @@ func checkOptimized(t testing.TB, ggml, opt *Plan) {
 		}
 	}
 	lb := opt.LowerBound()
+	items := make([][]optItem, len(lb))
+	for _, b := range opt.Blocks {
+		items[b.Dyn] = append(items[b.Dyn], optItem{size: b.Size, start: b.Alloc, end: blockEnd(b)})
+	}
 	for d := range lb {
+		if got := liveBound(items[d], opt.Events); got != lb[d] {
+			t.Errorf("allocator %d: packer's bound %d, plan's %d", d, got, lb[d])
+		}
 		if os[d] < lb[d] {
 			t.Errorf("allocator %d: optimized %d bytes below the lower bound %d", d, os[d], lb[d])
 		}
