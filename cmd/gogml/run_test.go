@@ -101,3 +101,41 @@ func TestRunErrors(t *testing.T) {
 		t.Fatal("bad size: no error")
 	}
 }
+
+// FuzzParseTokens: any prompt string gives ids or an error, never a panic,
+// and accepted ids print back to an equivalent list.
+func FuzzParseTokens(f *testing.F) {
+	for _, s := range []string{"1,2,3", "", ",", " 7 , 8", "-1", "99999999999", "1,,2", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := parseTokens(s)
+		if err != nil {
+			return
+		}
+		if len(ids) == 0 {
+			t.Fatalf("%q: no ids and no error", s)
+		}
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprint(id)
+		}
+		again, err := parseTokens(strings.Join(parts, ","))
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(ids) {
+			t.Fatalf("%q: %v re-parsed as %v, %v", s, ids, again, err)
+		}
+	})
+}
+
+// FuzzParseSize: sizes parse or fail cleanly; accepted ones are positive.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"", "1", "64k", "3M", "1g", "0", "-5", "18446744073709551615", "17179869184g", "k"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseSize(s)
+		if err == nil && v == 0 && strings.TrimSpace(s) != "" {
+			t.Fatalf("%q: size 0 without error", s)
+		}
+	})
+}
