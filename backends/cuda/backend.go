@@ -63,6 +63,20 @@ func New(device int) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newBackend(dev, device)
+}
+
+// newWithDriver opens device through an already bound driver (tests bind
+// an emulated one).
+func newWithDriver(drv *driver, device int) (*Backend, error) {
+	dev, err := openDeviceWith(drv, device)
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(dev, device)
+}
+
+func newBackend(dev *device, device int) (*Backend, error) {
 	b := &Backend{dev: dev, name: "CUDA" + strconv.Itoa(device), funcs: map[*kernel]cuFunction{}}
 	if err := b.init(); err != nil {
 		_ = b.Close()

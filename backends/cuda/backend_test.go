@@ -86,8 +86,9 @@ func TestOutOfMemoryLeavesBackendUsable(t *testing.T) {
 // TestSplitBuffers places a context's tensors across several CUDA0
 // buffers of an artificial 1 MiB max size, fills them, and computes a
 // graph whose operands live in different buffers.
-func TestSplitBuffers(t *testing.T) {
-	b := newTestBackend(t)
+func TestSplitBuffers(t *testing.T) { splitBuffers(t, newTestBackend(t)) }
+
+func splitBuffers(t *testing.T, b *Backend) {
 	bt := b.DeviceBufferType().WithMaxSize(1 << 20)
 	ctx := runtime.NewContext()
 	var ins []*runtime.Tensor

@@ -7,7 +7,15 @@
 // the generated PTX and checks each kernel's parameter list against it.
 #pragma once
 
+#ifdef GOGML_EMU
+// Host build for the CPU emulator of the kernels (kernels/cuda/emu), used
+// by tests on machines without a GPU.
+#include "emu/emu.h"
+#else
 #include <cuda_fp16.h>
+// DYN_SHARED declares the kernel's dynamic shared memory as an array.
+#define DYN_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 typedef long long i64;
 

@@ -12,7 +12,8 @@ import "embed"
 //go:embed *.ptx
 var PTX embed.FS
 
-// Sources holds the CUDA C sources the PTX was generated from.
+// Sources holds the CUDA C sources the PTX was generated from, and the
+// CPU emulator (emu/) that runs them on the host in tests.
 //
-//go:embed *.cu *.cuh
+//go:embed *.cu *.cuh emu/*.h emu/*.cpp
 var Sources embed.FS

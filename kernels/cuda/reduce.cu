@@ -9,7 +9,7 @@
 
 // dst[0, i1, i2, i3] = sum (or mean when mean != 0) of a's row.
 extern "C" __global__ void k_sum_rows_f32(char *dst, shape4 d, const char *a, shape4 sa, int mean) {
-    extern __shared__ float scratch[];
+    DYN_SHARED(float, scratch);
     ROWS(sa) {
         i64 i1, i2, i3;
         const i64 oa = row_offset(sa, r, &i1, &i2, &i3);
@@ -29,7 +29,7 @@ extern "C" __global__ void k_sum_rows_f32(char *dst, shape4 d, const char *a, sh
 
 // dst[0] = sum of every element of a; one block.
 extern "C" __global__ void k_sum_f32(char *dst, const char *a, shape4 sa) {
-    extern __shared__ float scratch[];
+    DYN_SHARED(float, scratch);
     float s = 0.0f;
     for (i64 r = 0; r < nrows(sa); r++) {
         i64 i1, i2, i3;
@@ -47,7 +47,7 @@ extern "C" __global__ void k_sum_f32(char *dst, const char *a, shape4 sa) {
 // norm: (x - mean) / sqrt(var + eps); rms != 0: x / sqrt(mean(x^2) + eps).
 extern "C" __global__ void k_norm_f32(char *dst, shape4 d, const char *a, shape4 sa, float eps,
                                       int rms) {
-    extern __shared__ float scratch[];
+    DYN_SHARED(float, scratch);
     const float n = (float)sa.ne[0];
     ROWS(sa) {
         i64 i1, i2, i3;
@@ -78,7 +78,7 @@ extern "C" __global__ void k_norm_f32(char *dst, shape4 d, const char *a, shape4
 // output.
 extern "C" __global__ void k_rms_norm_back_f32(char *dst, shape4 d, const char *x, shape4 sx,
                                                const char *dz, shape4 sdz, float eps) {
-    extern __shared__ float scratch[];
+    DYN_SHARED(float, scratch);
     const i64 ne0 = sx.ne[0];
     ROWS(sx) {
         i64 i1, i2, i3;
@@ -113,7 +113,7 @@ extern "C" __global__ void k_rms_norm_back_f32(char *dst, shape4 d, const char *
 extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, shape4 sa,
                                           const char *mask, shape4 sm, int mask_type, float scale,
                                           float max_bias) {
-    extern __shared__ float scratch[];
+    DYN_SHARED(float, scratch);
     const i64 ne0 = sa.ne[0];
     const unsigned n_head = (unsigned)sa.ne[2];
     const unsigned n_head_log2 = 1u << (unsigned)floorf(log2f((float)n_head));
@@ -165,7 +165,7 @@ extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, sh
 // Gradient of softmax: dx = scale * y * (dy - dot(y, dy)).
 extern "C" __global__ void k_soft_max_back_f32(char *dst, shape4 d, const char *dy, shape4 sdy,
                                                const char *y, shape4 sy, float scale) {
-    extern __shared__ float scratch[];
+    DYN_SHARED(float, scratch);
     const i64 ne0 = sy.ne[0];
     ROWS(sy) {
         i64 i1, i2, i3;

@@ -1,0 +1,383 @@
+package cuda
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gogml/gogml/backends/backendtest"
+	"github.com/gogml/gogml/backends/cpu"
+	kcuda "github.com/gogml/gogml/kernels/cuda"
+)
+
+// This file runs the backend against an emulated driver: the kernels'
+// CUDA C compiled for the host (kernels/cuda/emu) in a helper process that
+// shares the "device memory" arena with the test at the same addresses.
+// It checks, without a GPU, the Go dispatch, the argument packing against
+// the C parameter types, and the kernels' results against the CPU backend.
+
+const emuArenaSize = 1 << 30
+
+// emuBinary builds the emulator with g++ (cached by source hash) or skips.
+func emuBinary(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("emulated kernels: skipped in -short mode")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("emulated kernels: no g++")
+	}
+	h := sha256.New()
+	var files []string
+	_ = fs.WalkDir(kcuda.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	for _, f := range files {
+		b, _ := kcuda.Sources.ReadFile(f)
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "gogml-cuda-emu")
+	bin := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	src := t.TempDir()
+	for _, f := range files {
+		b, _ := kcuda.Sources.ReadFile(f)
+		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-std=c++17", "-O1", "-Wno-unknown-pragmas", "-DGOGML_EMU"}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".cu") {
+			args = append(args, "-x", "c++", filepath.Join(src, f))
+		}
+	}
+	tmp := bin + ".tmp" + fmt.Sprint(os.Getpid())
+	args = append(args, "-x", "none", filepath.Join(src, "emu", "emu_main.cpp"), "-o", tmp)
+	out, err := exec.Command(gxx, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the kernel emulator: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// emuDevice is the emulated GPU: an arena of "device memory" mapped in
+// this process and in the emulator process at the same address.
+type emuDevice struct {
+	arena []byte
+	base  uint64
+
+	mu     sync.Mutex
+	next   uint64
+	allocs map[uint64]uint64
+	funcs  []string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+}
+
+func newEmuDevice(t testing.TB) *emuDevice {
+	t.Helper()
+	bin := emuBinary(t)
+	f, err := os.CreateTemp("", "gogml-emu-arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if err := f.Truncate(emuArenaSize); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, emuArenaSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &emuDevice{arena: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))), next: 4096, allocs: map[uint64]uint64{}}
+	e.cmd = exec.Command(bin, f.Name(), fmt.Sprintf("%x", e.base), fmt.Sprint(emuArenaSize))
+	e.cmd.Stderr = os.Stderr
+	if e.in, err = e.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := e.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.out = bufio.NewReader(stdout)
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.in.Close()
+		_ = e.cmd.Wait()
+		_ = unix.Munmap(mem)
+	})
+	return e
+}
+
+// span returns the arena bytes at device address p, or nil when they lie
+// outside the arena.
+func (e *emuDevice) span(p, n uint64) []byte {
+	if p < e.base || p-e.base > emuArenaSize || n > emuArenaSize-(p-e.base) {
+		return nil
+	}
+	return e.arena[p-e.base : p-e.base+n]
+}
+
+func (e *emuDevice) alloc(n uint64) (uint64, Result) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	off := (e.next + 255) &^ 255
+	if n > emuArenaSize || off+n > emuArenaSize {
+		return 0, resultOutOfMemory
+	}
+	e.next = off + n
+	p := e.base + off
+	e.allocs[p] = n
+	return p, resultSuccess
+}
+
+func (e *emuDevice) free(p uint64) Result {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.allocs[p]; !ok {
+		return resultInvalidValue
+	}
+	delete(e.allocs, p)
+	if len(e.allocs) == 0 {
+		e.next = 4096 // everything freed: reuse the arena
+	}
+	return resultSuccess
+}
+
+func (e *emuDevice) copyIn(dst uint64, src unsafe.Pointer, n uint64) Result {
+	d := e.span(dst, n)
+	if d == nil {
+		return resultIllegalAddress
+	}
+	if n > 0 {
+		copy(d, unsafe.Slice((*byte)(src), n))
+	}
+	return resultSuccess
+}
+
+func (e *emuDevice) copyOut(dst unsafe.Pointer, src uint64, n uint64) Result {
+	s := e.span(src, n)
+	if s == nil {
+		return resultIllegalAddress
+	}
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(dst), n), s)
+	}
+	return resultSuccess
+}
+
+// launch forwards a kernel launch with packed arguments to the emulator.
+func (e *emuDevice) launch(f cuFunction, gx, gy, gz, bx, by, bz, shmem uint32, extra unsafe.Pointer) Result {
+	if extra == nil || f == 0 || int(f) > len(e.funcs) {
+		return resultInvalidValue
+	}
+	words := unsafe.Slice((*uint64)(extra), 5)
+	argp := unsafe.Add(extra, scratchArgs-scratchExtra)
+	sizep := unsafe.Add(extra, scratchSize-scratchExtra)
+	if words[0] != launchParamBufferPointer || words[1] != uint64(uintptr(argp)) ||
+		words[2] != launchParamBufferSize || words[3] != uint64(uintptr(sizep)) || words[4] != launchParamEnd {
+		return resultInvalidValue
+	}
+	n := *(*uint64)(sizep)
+	buf := unsafe.Slice((*byte)(argp), n)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fmt.Fprintf(e.in, "L %s %d %d %d %d %d %d %d %s\n", e.funcs[f-1], gx, gy, gz, bx, by, bz, shmem, hex.EncodeToString(buf))
+	line, err := e.out.ReadString('\n')
+	if err != nil || line != "ok\n" {
+		fmt.Fprintf(os.Stderr, "emulator: %q %v\n", line, err)
+		return resultUnknown
+	}
+	return resultSuccess
+}
+
+// emuDriver binds the driver entry points to the emulated device.
+func emuDriver(e *emuDevice) *driver {
+	ok := resultSuccess
+	d := &driver{}
+	d.cuInit = func(uint32) Result { return ok }
+	d.cuDriverGetVersion = func(v *int32) Result { *v = 12000; return ok }
+	d.cuDeviceGetCount = func(n *int32) Result { *n = 1; return ok }
+	d.cuDeviceGet = func(dev *int32, i int32) Result {
+		if i != 0 {
+			return resultInvalidDevice
+		}
+		*dev = 0
+		return ok
+	}
+	d.cuDeviceGetName = func(name *byte, n int32, dev int32) Result {
+		copy(unsafe.Slice(name, n), "gogml kernel emulator\x00")
+		return ok
+	}
+	d.cuDeviceGetAttribute = func(v *int32, attr int32, dev int32) Result {
+		switch attr {
+		case attrUnifiedAddressing, attrMultiprocessorCount:
+			*v = 1
+		case attrComputeCapabilityMajor:
+			*v = 7
+		default:
+			*v = 0
+		}
+		return ok
+	}
+	d.cuDeviceTotalMem = func(b *uint64, dev int32) Result { *b = emuArenaSize; return ok }
+	d.cuDevicePrimaryCtxRetain = func(c *cuContext, dev int32) Result { *c = 1; return ok }
+	d.cuDevicePrimaryCtxRelease = func(int32) Result { return ok }
+	d.cuCtxSetCurrent = func(cuContext) Result { return ok }
+	d.cuCtxSynchronize = func() Result { return ok }
+	d.cuMemAlloc = func(p *uint64, n uint64) Result {
+		var r Result
+		*p, r = e.alloc(n)
+		return r
+	}
+	d.cuMemFree = e.free
+	d.cuMemGetInfo = func(free, total *uint64) Result {
+		e.mu.Lock()
+		*free, *total = emuArenaSize-e.next, emuArenaSize
+		e.mu.Unlock()
+		return ok
+	}
+	d.cuMemsetD8 = func(p uint64, v uint8, n uint64) Result {
+		s := e.span(p, n)
+		if s == nil {
+			return resultIllegalAddress
+		}
+		for i := range s {
+			s[i] = v
+		}
+		return ok
+	}
+	d.cuMemsetD8Async = func(p uint64, v uint8, n uint64, _ cuStream) Result { return d.cuMemsetD8(p, v, n) }
+	d.cuMemcpyHtoD = e.copyIn
+	d.cuMemcpyDtoH = e.copyOut
+	d.cuMemcpyDtoD = func(dst, src, n uint64) Result {
+		a, b := e.span(dst, n), e.span(src, n)
+		if a == nil || b == nil {
+			return resultIllegalAddress
+		}
+		copy(a, b)
+		return ok
+	}
+	d.cuMemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, n uint64, _ cuStream) Result { return e.copyIn(dst, src, n) }
+	d.cuMemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, n uint64, _ cuStream) Result { return e.copyOut(dst, src, n) }
+	d.cuMemcpyDtoDAsync = func(dst, src, n uint64, _ cuStream) Result { return d.cuMemcpyDtoD(dst, src, n) }
+	d.cuMemHostAlloc = func(p *unsafe.Pointer, n uint64, flags uint32) Result {
+		a, r := e.alloc(n)
+		if r != ok {
+			return r
+		}
+		*p = unsafe.Pointer(&e.arena[a-e.base])
+		return ok
+	}
+	d.cuMemFreeHost = func(p unsafe.Pointer) Result { return e.free(uint64(uintptr(p))) }
+	d.cuModuleLoadData = func(m *cuModule, img unsafe.Pointer) Result { *m = 1; return ok }
+	d.cuModuleUnload = func(cuModule) Result { return ok }
+	d.cuModuleGetFunction = func(f *cuFunction, m cuModule, name string) Result {
+		e.mu.Lock()
+		e.funcs = append(e.funcs, name)
+		*f = cuFunction(len(e.funcs))
+		e.mu.Unlock()
+		return ok
+	}
+	d.cuLaunchKernel = func(f cuFunction, gx, gy, gz, bx, by, bz, shmem uint32, s cuStream, params, extra unsafe.Pointer) Result {
+		return e.launch(f, gx, gy, gz, bx, by, bz, shmem, extra)
+	}
+	d.cuStreamCreate = func(s *cuStream, flags uint32) Result { *s = 1; return ok }
+	d.cuStreamSynchronize = func(cuStream) Result { return ok }
+	d.cuStreamDestroy = func(cuStream) Result { return ok }
+	d.cuEventCreate = func(ev *cuEvent, flags uint32) Result { *ev = 1; return ok }
+	d.cuEventRecord = func(cuEvent, cuStream) Result { return ok }
+	d.cuEventSynchronize = func(cuEvent) Result { return ok }
+	d.cuEventElapsedTime = func(ms *float32, a, b cuEvent) Result { *ms = 0; return ok }
+	d.cuEventDestroy = func(cuEvent) Result { return ok }
+	d.cuGetErrorName = func(Result, **byte) Result { return resultInvalidValue }
+	d.cuGetErrorString = func(Result, **byte) Result { return resultInvalidValue }
+	return d
+}
+
+func newEmuBackend(t *testing.T) *Backend {
+	t.Helper()
+	e := newEmuDevice(t)
+	b, err := newWithDriver(emuDriver(e), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// TestEmulatedBuffers runs the shared buffer suite on CUDA0 and CUDA_Host
+// of the emulated device.
+func TestEmulatedBuffers(t *testing.T) {
+	b := newEmuBackend(t)
+	plain := cpu.DefaultBufferType()
+	t.Run("CUDA0", func(t *testing.T) {
+		backendtest.RunBuffers(t, b.DeviceBufferType(), backendtest.WithOther(plain), backendtest.WithOther(b.HostBufferType()), backendtest.WithLargeSize(8<<20))
+	})
+	t.Run("CUDA_Host", func(t *testing.T) {
+		backendtest.RunBuffers(t, b.HostBufferType(), backendtest.WithOther(plain), backendtest.WithLargeSize(8<<20), backendtest.WithoutTooLarge())
+	})
+}
+
+// TestEmulatedOps runs every op case through the emulated kernels with
+// tensors in CUDA0, and every fourth with tensors in CUDA_Host (all with
+// GOGML_EMU_ALL=1), and compares with the CPU backend.
+func TestEmulatedOps(t *testing.T) {
+	b := newEmuBackend(t)
+	all := os.Getenv("GOGML_EMU_ALL") == "1"
+	t.Run("CUDA0", func(t *testing.T) {
+		for _, c := range opCases() {
+			t.Run(c.name, func(t *testing.T) { runOpCase(t, b, b.DeviceBufferType(), c) })
+		}
+	})
+	t.Run("CUDA_Host", func(t *testing.T) {
+		for i, c := range opCases() {
+			if all || i%4 == 0 {
+				t.Run(c.name, func(t *testing.T) { runOpCase(t, b, b.HostBufferType(), c) })
+			}
+		}
+	})
+}
+
+// TestEmulatedSplit is TestSplitBuffers on the emulated device.
+func TestEmulatedSplit(t *testing.T) {
+	b := newEmuBackend(t)
+	splitBuffers(t, b)
+}
