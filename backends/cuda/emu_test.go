@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 	"github.com/gogml/gogml/backends/backendtest"
 	"github.com/gogml/gogml/backends/cpu"
 	kcuda "github.com/gogml/gogml/kernels/cuda"
+	"github.com/gogml/gogml/model/llama"
+	"github.com/gogml/gogml/runtime"
 )
 
 // This file runs the backend against an emulated driver: the kernels'
@@ -380,4 +383,54 @@ func TestEmulatedOps(t *testing.T) {
 func TestEmulatedSplit(t *testing.T) {
 	b := newEmuBackend(t)
 	splitBuffers(t, b)
+}
+
+// TestEmulatedModel runs the small llama-style decoder on the emulated
+// device (q8_0 weights; f32 too with GOGML_EMU_ALL=1) and compares its logits, step by step,
+// with the CPU backend's, as model/llama's device test does on a GPU.
+func TestEmulatedModel(t *testing.T) {
+	be := newEmuBackend(t)
+	types := []runtime.Type{runtime.TypeQ8_0} // q8_0 keeps some matrices f32
+	if os.Getenv("GOGML_EMU_ALL") == "1" {
+		types = append(types, runtime.TypeF32)
+	}
+	for _, typ := range types {
+		t.Run(typ.String(), func(t *testing.T) {
+			cfg := llama.DefaultConfig()
+			cfg.Vocab, cfg.Dim, cfg.Heads, cfg.Layers, cfg.FFN, cfg.Ctx = 96, 64, 4, 2, 172, 32
+			cfg.WeightType = typ
+			w := llama.GenerateWeights(cfg)
+			dev, err := llama.New(w, llama.Options{Backend: be})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Close()
+			host, err := llama.New(w, llama.Options{Backend: cpu.NewBackend(cpu.BackendOptions{Threads: 2})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			batch := []int32{1, 2, 3, 4, 5}
+			var worst float64
+			for step := 0; step < 4; step++ {
+				a, err := host.Eval(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := dev.Eval(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range a {
+					d := math.Abs(float64(a[i] - b[i]))
+					if !(d <= 1e-3) {
+						t.Fatalf("step %d logit %d: cpu %g, emulated CUDA %g", step, i, a[i], b[i])
+					}
+					worst = math.Max(worst, d)
+				}
+				batch = []int32{int32(llama.Argmax(a[len(a)-cfg.Vocab:]))}
+			}
+			t.Logf("emulated CUDA vs CPU: max abs diff %.3g", worst)
+		})
+	}
 }
