@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	goruntime "runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -194,4 +195,56 @@ func BenchmarkGemmNTOneCore(b *testing.B) {
 	flops := 2 * float64(s) * float64(s) * float64(s)
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	reportVsPeak(b, 1, flops, gemm)
+}
+
+// parallelRows runs f on workers goroutines, each on its share of rows
+// rows of cols elements (as the CPU backend splits a node's rows).
+func parallelRows(workers, rows, cols int, f func(r0, r1 int)) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		r0, r1 := rows*w/workers, rows*(w+1)/workers
+		wg.Add(1)
+		go func() { defer wg.Done(); f(r0, r1) }()
+	}
+	wg.Wait()
+}
+
+// BenchmarkParallel runs the memory-bound kernels on all cores over
+// 4096×4096 f32 (64 MiB per operand), each worker on a block of whole
+// rows, against a copy of the same bytes on as many goroutines.
+func BenchmarkParallel(b *testing.B) {
+	const cols, rows = 4096, 4096
+	workers := goruntime.NumCPU()
+	x, y, z := fill(cols*rows, 1), fill(cols*rows, 2), make([]float32, cols*rows)
+	src, dst := fill(cols*rows, 3), make([]float32, cols*rows)
+	cp := func() {
+		parallelRows(workers, rows, cols, func(r0, r1 int) { copy(dst[r0*cols:r1*cols], src[r0*cols:r1*cols]) })
+	}
+	cases := []struct {
+		name   string
+		arrays int
+		f      func(r0, r1 int)
+	}{
+		{"Add", 3, func(r0, r1 int) { Add(z[r0*cols:r1*cols], x[r0*cols:r1*cols], y[r0*cols:r1*cols]) }},
+		{"Mul", 3, func(r0, r1 int) { Mul(z[r0*cols:r1*cols], x[r0*cols:r1*cols], y[r0*cols:r1*cols]) }},
+		{"SoftMaxRows", 2, func(r0, r1 int) { SoftMaxRows(z[r0*cols:r1*cols], x[r0*cols:r1*cols], cols, 1) }},
+		{"RMSNormRows", 2, func(r0, r1 int) { RMSNormRows(z[r0*cols:r1*cols], x[r0*cols:r1*cols], cols, 1e-6) }},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			run := func() { parallelRows(workers, rows, cols, tc.f) }
+			run()
+			cp()
+			bytes := float64(tc.arrays * 4 * cols * rows)
+			b.SetBytes(int64(bytes))
+			for b.Loop() {
+				run()
+			}
+			tk, tc := bestOf(5, run, cp)
+			b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			b.ReportMetric(bytes/tk/1e9, "best-GB/s")
+			b.ReportMetric(8*cols*rows/tc/1e9, "copy-GB/s")
+			b.ReportMetric((bytes/tk)/(8*cols*rows/tc), "of-copy")
+		})
+	}
 }

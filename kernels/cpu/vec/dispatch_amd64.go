@@ -12,8 +12,13 @@ import (
 // FMA. It is never written afterwards.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// hasSIMD reports whether the assembly kernels are in use.
-var hasSIMD = useAVX2
+// Implementation names the kernels in use: "avx2+fma" (assembly) or "go".
+func Implementation() string {
+	if useAVX2 {
+		return "avx2+fma"
+	}
+	return "go"
+}
 
 //go:noescape
 func addAVX2(dst, a, b *float32, n int)

@@ -20,8 +20,8 @@ func expScaleSub(dst, a []float32, s, m float32) float64 {
 func scaleNT(dst, a []float32, s float32) { scaleGo(dst, a, s) }
 func silu(dst, a []float32)               { siluGo(dst, a) }
 
-// hasSIMD reports whether the assembly kernels are in use.
-const hasSIMD = false
+// Implementation names the kernels in use: "avx2+fma" (assembly) or "go".
+func Implementation() string { return "go" }
 
 func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	gemmNTGo(m, n, k, a, lda, b, ldb, c, ldc)
