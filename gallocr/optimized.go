@@ -19,12 +19,16 @@ import (
 // over a different order of the blocks (by size, by size times lifetime, by
 // the live bytes around a block, by allocation time, ...). The placer puts
 // each block into the tightest gap left among the already placed blocks
-// whose lifetimes overlap its own, or on top of them when no gap is large
-// enough. The best order is then improved by local repair: the block that
-// sets the height is moved to the front, or two blocks of the order are
-// swapped, and the change is kept when the plan does not grow. The search
-// stops at the live-bytes lower bound, and the result is kept only when it
-// is smaller than ggml's own placement of that allocator.
+// whose lifetimes overlap its own (then, in a second round of orders, the
+// lowest gap), or on top of them when no gap is large enough; with a chunk
+// limit it picks the chunk that grows least and opens chunks as needed.
+// The best order is then improved by local repair: the block that last
+// raised the height moves to the front or to a random earlier position, or
+// two blocks of the order swap, and the change is kept when the plan does
+// not grow; a repack keeps the places of the unchanged prefix and stops as
+// soon as it is worse. The search stops at the live-bytes lower bound, and
+// the result is kept only when it is smaller than ggml's own placement of
+// that allocator.
 
 // ErrOptimize reports an internal inconsistency of the optimized strategy.
 var ErrOptimize = errors.New("optimized planner")
@@ -65,6 +69,8 @@ type packer struct {
 	adj      [][]int32 // lifetime-overlapping items
 	align    uint64
 	maxChunk uint64 // 0: one unlimited chunk
+	// firstFit takes the lowest gap that fits instead of the tightest.
+	firstFit bool
 
 	// State of the last pack: the order it followed, of which the first
 	// valid items are placed; the places, the chunks and their total.
@@ -140,7 +146,7 @@ func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
 	best, bestSlack := uint64(0), uint64(math.MaxUint64)
 	visit := func(lo, hi uint64) {
 		if lo > cur && lo-cur >= size {
-			if g := lo - cur - size; g < bestSlack {
+			if g := lo - cur - size; g < bestSlack && (!p.firstFit || bestSlack == math.MaxUint64) {
 				best, bestSlack = cur, g
 			}
 		}
@@ -424,14 +430,22 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 		}
 		return br
 	}
-	for k := range optOrderCount {
-		order := optOrder(k, items, events, breadth)
+	bestFirstFit := false
+	for k := range 2 * optOrderCount {
+		if k == optOrderCount {
+			p.firstFit, p.valid = true, 0
+		}
+		order := optOrder(k%optOrderCount, items, events, breadth)
 		if t := p.pack(order, best-1); t < best {
 			keep(order, t)
+			bestFirstFit = p.firstFit
 		}
 		if best <= bound {
 			return off, chunk, best
 		}
+	}
+	if p.firstFit != bestFirstFit {
+		p.firstFit, p.valid = bestFirstFit, 0
 	}
 	// Local repair: perturb the current order and keep the change when the
 	// total does not grow.

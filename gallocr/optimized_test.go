@@ -514,6 +514,7 @@ func checkIncremental(t *testing.T, rng *rand.Rand, items []optItem, align, limi
 	t.Helper()
 	n := len(items)
 	p := newPacker(items, align, limit)
+	p.firstFit = rng.IntN(2) == 0
 	order := make([]int32, n)
 	for i := range order {
 		order[i] = int32(i)
@@ -530,6 +531,7 @@ func checkIncremental(t *testing.T, rng *rand.Rand, items []optItem, align, limi
 		next[a], next[b] = next[b], next[a]
 		got := p.pack(next, math.MaxUint64)
 		fresh := newPacker(items, align, limit)
+		fresh.firstFit = p.firstFit
 		want := fresh.pack(next, math.MaxUint64)
 		if got != want {
 			t.Fatalf("round %d: incremental total %d, fresh %d", round, got, want)
