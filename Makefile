@@ -38,8 +38,13 @@ bench:
 
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./runtime -run XXX -fuzz FuzzParseGraphFile -fuzztime $(FUZZTIME)
-	$(GO) test ./gallocr -run XXX -fuzz FuzzPlanInvariants -fuzztime $(FUZZTIME)
+	@set -e; for t in \
+		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
+		./gallocr:FuzzPackBlocks ./kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
+		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize; do \
+		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
+		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
+	done
 
 clean:
 	rm -rf bin gpu-check-out
