@@ -200,16 +200,20 @@ func (b *Backend) DeviceBufferType() *DeviceBufferType { return b.devType }
 func (b *Backend) HostBufferType() *HostBufferType { return b.hostType }
 
 // SupportsBufferType reports whether kernels can address tensors in bt:
-// this device's memory, and pinned host memory when the device has unified
-// addressing (then a pinned host address is also a device address).
+// this device's memory (from any Backend of the same device: they share
+// the primary context), and pinned host memory when the device has
+// unified addressing (then a pinned host address is also a device
+// address).
 func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
 	switch t := bt.(type) {
 	case *DeviceBufferType:
-		return t.dev == b.dev
+		return t.dev.ordinal == b.dev.ordinal
 	case *HostBufferType:
-		return t.dev == b.dev && b.dev.uva
+		return b.dev.uva
 	}
-	return false
+	// Wrappers (a type embedding ours to cap MaxSize, say) keep the name;
+	// Compute still checks every tensor's actual buffer.
+	return bt != nil && (bt.Name() == b.devType.Name() || (bt.Name() == b.hostType.Name() && b.dev.uva))
 }
 
 // Synchronize waits for all work queued on the backend's stream.

@@ -214,7 +214,7 @@ func (b *deviceBuffer) CopyTensor(src, dst *runtime.Tensor) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if sb, ok := src.Buffer.(*deviceBuffer); ok && sb.bt.dev == b.bt.dev {
+		if sb, ok := src.Buffer.(*deviceBuffer); ok && sb.bt.dev.ordinal == b.bt.dev.ordinal {
 			spos, err := runtime.CheckBufferRange(sb, src, 0, n)
 			if err != nil {
 				return false, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -432,5 +433,33 @@ func TestEmulatedModel(t *testing.T) {
 			}
 			t.Logf("emulated CUDA vs CPU: max abs diff %.3g", worst)
 		})
+	}
+}
+
+func TestEmulatedSupportsBufferType(t *testing.T) {
+	b := newEmuBackend(t)
+	type wrapped struct{ runtime.BufferType }
+	tests := []struct {
+		name string
+		bt   runtime.BufferType
+		want bool
+	}{
+		{"device", b.DeviceBufferType(), true},
+		{"device with max size", b.DeviceBufferType().WithMaxSize(1 << 20), true},
+		{"wrapped device", wrapped{b.DeviceBufferType()}, true},
+		{"pinned host", b.HostBufferType(), true},
+		{"cpu", cpu.DefaultBufferType(), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := b.SupportsBufferType(tc.bt); got != tc.want {
+				t.Fatalf("SupportsBufferType(%s) = %v, want %v", tc.bt.Name(), got, tc.want)
+			}
+		})
+	}
+	// A tensor in CPU memory is refused by Compute with a clear error.
+	g, _, _ := buildCase(t, opCases()[0], cpu.DefaultBufferType())
+	if err := b.Compute(g); !errors.Is(err, runtime.ErrUnsupported) {
+		t.Fatalf("Compute on CPU tensors: %v, want runtime.ErrUnsupported", err)
 	}
 }

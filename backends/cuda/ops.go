@@ -155,14 +155,14 @@ func (b *Backend) addr(t *runtime.Tensor) (uint64, error) {
 	}
 	switch buf := t.Buffer.(type) {
 	case *deviceBuffer:
-		if buf.bt.dev != b.dev {
+		if buf.bt.dev.ordinal != b.dev.ordinal {
 			return 0, fmt.Errorf("tensor %q is on another device: %w", t.Name, runtime.ErrUnsupported)
 		}
 		if err := buf.live(); err != nil {
 			return 0, err
 		}
 	case *hostBuffer:
-		if buf.bt.dev != b.dev || !b.dev.uva {
+		if !b.dev.uva {
 			return 0, fmt.Errorf("tensor %q: pinned memory not addressable here: %w", t.Name, runtime.ErrUnsupported)
 		}
 		if err := buf.live(); err != nil {
