@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/cuda"
+	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/model/llama"
@@ -97,27 +97,17 @@ func parseTokens(s string) ([]int32, error) {
 	return out, nil
 }
 
-// parseSize reads a byte count with an optional k, m or g suffix (powers
-// of 1024); "" is 0.
+// parseSize reads the -max-buffer-size flag with membench.ParseSize's
+// syntax (k, m, g suffixes are powers of 1024); "" is 0, meaning no limit.
 func parseSize(s string) (uint64, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return 0, nil
 	}
-	mul := uint64(1)
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mul, s = 1<<10, s[:len(s)-1]
-	case strings.HasSuffix(s, "m"):
-		mul, s = 1<<20, s[:len(s)-1]
-	case strings.HasSuffix(s, "g"):
-		mul, s = 1<<30, s[:len(s)-1]
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || v == 0 || v > math.MaxUint64/mul {
+	v, err := membench.ParseSize(s)
+	if err != nil || v == 0 {
 		return 0, fmt.Errorf("-max-buffer-size %q: want a positive byte count", s)
 	}
-	return v * mul, nil
+	return v, nil
 }
 
 // limitedBufferType caps another buffer type's max size.
