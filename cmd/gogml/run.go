@@ -12,9 +12,9 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/cuda"
-	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/gallocr"
+	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/model/llama"
 	"github.com/gogml/gogml/runtime"
 )
