@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // guard fills the slots around the tested region; any change is an
@@ -277,6 +278,7 @@ func gemmCases() []gemmCase {
 		{130, 50, 600, 2, 3, 1, 1}, {40, 300, 520, 0, 0, 0, 0}, {200, 130, 33, 1, 1, 1, 1},
 		{13, 1100, 270, 1, 0, 3, 2}, {3, 20, 64, 0, 0, 0, 0}, {4, 33, 9, 1, 1, 1, 1},
 		{1, 19, 4100, 0, 1, 0, 3}, {3, 13, 4200, 1, 0, 2, 1}, {16, 17, 5, 0, 0, 0, 0}, {1, 16, 7, 0, 0, 0, 0},
+		{20, 1040, 300, 1, 2, 3, 1}, {125, 19, 9, 0, 0, 0, 2},
 	}
 	for m := 1; m <= 13; m += 3 {
 		for n := 1; n <= 35; n += 5 {
@@ -451,5 +453,16 @@ func TestExpSubLong(t *testing.T) {
 				t.Fatalf("sum = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+func TestPeakGFLOPS(t *testing.T) {
+	for _, w := range []int{0, 1, 2} {
+		if g := PeakGFLOPS(w, 2*time.Millisecond); !(g > 0) || math.IsInf(g, 0) {
+			t.Fatalf("PeakGFLOPS(%d) = %v", w, g)
+		}
+	}
+	if s := Implementation(); s != "go" && s != "avx2+fma" {
+		t.Fatalf("Implementation() = %q", s)
 	}
 }
