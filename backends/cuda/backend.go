@@ -42,6 +42,10 @@ type Backend struct {
 	// points at them.
 	scratch []byte
 
+	// status is 8 bytes of device memory where kernels report bad input
+	// (get_rows: a flag and the offending row index).
+	status uint64
+
 	devType  *DeviceBufferType
 	hostType *HostBufferType
 	closed   bool
@@ -96,6 +100,12 @@ func (b *Backend) init() error {
 	return b.dev.do(func() error {
 		d := b.dev.drv
 		if err := d.check("cuStreamCreate", d.cuStreamCreate(&b.stream, 0)); err != nil {
+			return err
+		}
+		if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&b.status, 8)); err != nil {
+			return err
+		}
+		if err := d.check("cuMemsetD8_v2", d.cuMemsetD8(b.status, 0, 8)); err != nil {
 			return err
 		}
 		byModule := map[string]cuModule{}
@@ -156,6 +166,11 @@ func (b *Backend) Close() error {
 		if b.stream != 0 {
 			first = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
 			if err := d.check("cuStreamDestroy_v2", d.cuStreamDestroy(b.stream)); first == nil {
+				first = err
+			}
+		}
+		if b.status != 0 {
+			if err := d.check("cuMemFree_v2", d.cuMemFree(b.status)); first == nil {
 				first = err
 			}
 		}

@@ -143,6 +143,10 @@ func splitBuffers(t *testing.T, b *Backend) {
 	t.Logf("%d parts", len(mb.Parts()))
 }
 
+// TestGetRowsBadIndex: a row index outside the source is an error and
+// the backend stays usable.
+func TestGetRowsBadIndex(t *testing.T) { getRowsBadIndex(t, newTestBackend(t)) }
+
 // TestConcurrentCallers computes from several goroutines at once; each
 // call must bind the device context on its own thread.
 func TestConcurrentCallers(t *testing.T) {

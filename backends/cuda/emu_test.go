@@ -463,3 +463,31 @@ func TestEmulatedSupportsBufferType(t *testing.T) {
 		t.Fatalf("Compute on CPU tensors: %v, want runtime.ErrUnsupported", err)
 	}
 }
+
+// TestEmulatedGetRowsBadIndex checks that an index outside the source is
+// an error wrapping runtime.ErrOutOfBounds and that the backend keeps
+// working afterwards.
+func TestEmulatedGetRowsBadIndex(t *testing.T) { getRowsBadIndex(t, newEmuBackend(t)) }
+
+func getRowsBadIndex(t *testing.T, b *Backend) {
+	c := opCase{name: "bad", idx: 10, nmse: 1e-7, build: func(c *runtime.Context) *runtime.Tensor {
+		return c.GetRows(c.NewTensor(runtime.TypeF32, 8, 4), c.NewTensor(runtime.TypeI32, 3))
+	}}
+	g, out, _ := buildCase(t, c, b.DeviceBufferType())
+	idx := out.Src[1]
+	bad := []byte{1, 0, 0, 0, 7, 0, 0, 0, 2, 0, 0, 0} // 1, 7, 2: 7 is out of range
+	if err := runtime.SetTensorData(idx, bad, 0); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Compute(g)
+	if !errors.Is(err, runtime.ErrOutOfBounds) || !strings.Contains(err.Error(), "7") {
+		t.Fatalf("Compute = %v, want an out-of-bounds error naming index 7", err)
+	}
+	good := []byte{1, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0}
+	if err := runtime.SetTensorData(idx, good, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compute(g); err != nil {
+		t.Fatalf("Compute after the bad index: %v", err)
+	}
+}

@@ -72,7 +72,7 @@ var (
 	kRepeat      = kernel{"elementwise", "k_repeat", []argKind{aP, aS, aP, aS, aI}}
 	kConcat      = kernel{"elementwise", "k_concat_f32", []argKind{aP, aS, aP, aS, aP, aS, aI}}
 	kCpy         = kernel{"elementwise", "k_cpy", []argKind{aP, aS, aI, aP, aS, aI}}
-	kGetRows     = kernel{"elementwise", "k_get_rows", []argKind{aP, aS, aP, aS, aI, aP, aS}}
+	kGetRows     = kernel{"elementwise", "k_get_rows", []argKind{aP, aS, aP, aS, aI, aP, aS, aP}}
 	kDiagMask    = kernel{"elementwise", "k_diag_mask_f32", []argKind{aP, aS, aP, aS, aI, aF}}
 	kFill        = kernel{"elementwise", "k_fill_f32", []argKind{aP, aL, aF}}
 	kSumRows     = kernel{"reduce", "k_sum_rows_f32", []argKind{aP, aS, aP, aS, aI}}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -322,9 +323,12 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
 		return b.launch(&kDiagMask, g, bl, 0, a)
 	case runtime.OpGetRows:
-		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(s0.Type)).ptr(src[1]).shape(s1)
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(s0.Type)).ptr(src[1]).shape(s1).ptr(b.status)
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
-		return b.launch(&kGetRows, g, bl, 0, a)
+		if err := b.launch(&kGetRows, g, bl, 0, a); err != nil {
+			return err
+		}
+		return b.checkStatus(t)
 	case runtime.OpMulMat:
 		return b.mulMat(t, dst, src[0], src[1])
 	case runtime.OpRope, runtime.OpRopeBack:
@@ -375,4 +379,25 @@ func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {
 		f32(thetaScale).f32(freqScale).f32(extFactor).f32(attnFactor).f32(lo).f32(hi).i32(back)
 	g, bl := rowsGrid(t.Ne[0]/2, t.Nrows())
 	return b.launch(&kRope, g, bl, 0, a)
+}
+
+// checkStatus waits for the stream and turns a bad row index reported by
+// get_rows into an error wrapping runtime.ErrOutOfBounds (the row is
+// filled with NaNs), clearing the report.
+func (b *Backend) checkStatus(t *runtime.Tensor) error {
+	d := b.dev.drv
+	if err := d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream)); err != nil {
+		return err
+	}
+	st := make([]int32, 2)
+	if err := d.check("cuMemcpyDtoH_v2", d.cuMemcpyDtoH(unsafe.Pointer(&st[0]), b.status, 8)); err != nil {
+		return err
+	}
+	if st[0] == 0 {
+		return nil
+	}
+	if err := d.check("cuMemsetD8_v2", d.cuMemsetD8(b.status, 0, 8)); err != nil {
+		return err
+	}
+	return fmt.Errorf("row index %d of %q outside [0, %d): %w", st[1], t.Src[1].Name, t.Src[0].Ne[1], runtime.ErrOutOfBounds)
 }

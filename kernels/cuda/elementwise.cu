@@ -208,14 +208,19 @@ extern "C" __global__ void k_cpy(char *dst, shape4 d, int dt, const char *a, sha
 // dst[:, i10, i11, i12] = a[:, idx[i10, i11, i12], i11, i12] as f32; a is
 // f32, f16, q4_0 or q8_0 (type at), idx is i32. The launch covers dst.
 // An index outside [0, a.ne[1]) yields a row of NaNs instead of a read
-// outside the tensor.
+// outside the tensor, and is reported in status: status[0] = 1,
+// status[1] = the index.
 extern "C" __global__ void k_get_rows(char *dst, shape4 d, const char *a, shape4 sa, int at,
-                                      const char *idx, shape4 si) {
+                                      const char *idx, shape4 si, int *status) {
     ROW_LOOP(d) {
         i64 i10, i11, i12;
         const i64 od = row_offset(d, r, &i10, &i11, &i12);
         const int row = *(const int *)(idx + i10 * si.nb[0] + i11 * si.nb[1] + i12 * si.nb[2]);
         const bool ok = row >= 0 && row < sa.ne[1];
+        if (!ok && blockIdx.x == 0 && threadIdx.x == 0) {
+            atomicExch(&status[1], row);
+            atomicExch(&status[0], 1);
+        }
         const char *src = a + (i64)(ok ? row : 0) * sa.nb[1] + i11 * sa.nb[2] + i12 * sa.nb[3];
         COL_LOOP(i0, d.ne[0]) {
             *(float *)(dst + od + i0 * d.nb[0]) = ok ? load_elem(src, i0, sa.nb[0], at) : __int_as_float(0x7fc00000);

@@ -38,7 +38,7 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_repeat, (char *, shape4, const char *, shape4, int))                  \
     X(k_concat_f32, (char *, shape4, const char *, shape4, const char *, shape4, int)) \
     X(k_cpy, (char *, shape4, int, const char *, shape4, int))                \
-    X(k_get_rows, (char *, shape4, const char *, shape4, int, const char *, shape4)) \
+    X(k_get_rows, (char *, shape4, const char *, shape4, int, const char *, shape4, int *)) \
     X(k_diag_mask_f32, (char *, shape4, const char *, shape4, int, float))    \
     X(k_fill_f32, (char *, i64, float))                                       \
     X(k_sum_rows_f32, (char *, shape4, const char *, shape4, int))            \
