@@ -41,6 +41,10 @@ func (d *Dyn) MaxChunkSize() uint64 { return d.maxChunk }
 // time grows linearly with it.
 const optRepairRounds = 64
 
+// optRepairStall ends local repair after this many rounds in a row without
+// a smaller plan.
+const optRepairStall = 24
+
 // optSortDegree is the neighbour count up to which the packer sorts an
 // item's placed neighbours rather than walking its chunk in offset order.
 const optSortDegree = 16
@@ -453,7 +457,9 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	order, critical := slices.Clone(bestOrder), bestCritical
 	cand := make([]int32, len(order))
 	n := len(order)
-	for round := 0; round < optRepairRounds && best > bound && n > 1; round++ {
+	stall := 0
+	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1; round++ {
+		stall++
 		copy(cand, order)
 		c := slices.Index(cand, critical)
 		switch {
@@ -478,6 +484,7 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 		critical = p.critical
 		if t < best {
 			keep(slices.Clone(order), t)
+			stall = 0
 		}
 	}
 	return off, chunk, best
