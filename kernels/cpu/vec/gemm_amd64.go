@@ -13,6 +13,10 @@ const (
 	// Below gemmSmallM rows of a, packing b costs more than it saves: the
 	// product runs as dot products.
 	gemmSmallM = 16
+	// Below gemmSwapM rows of a (and with at least twice as many rows of
+	// b, and a row count that fills most of a 16-wide panel), the roles of
+	// a and b are swapped so that the smaller is packed.
+	gemmSwapM = 48
 )
 
 //go:noescape
@@ -42,7 +46,29 @@ func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 		gemmNTDot(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
+	if m < gemmSwapM && n >= 2*m && (m%gemmNR == 0 || m%gemmNR >= 12) {
+		gemmNTSwapped(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
 	gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// gemmNTSwapped computes C = A·Bᵀ as (B·Aᵀ)ᵀ for products with few rows of
+// a and many of b: the packed operand is then a (cheap to pack) and b is
+// streamed by the micro-kernel straight from memory. The transposed result
+// goes to scratch and is transposed into c in 16-column blocks.
+func gemmNTSwapped(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	ct := make([]float32, n*m)
+	gemmNTPacked(n, m, k, b, ldb, a, lda, ct, m)
+	for jb := 0; jb < n; jb += 16 {
+		je := min(jb+16, n)
+		for i := 0; i < m; i++ {
+			row := c[i*ldc+jb : i*ldc+je]
+			for j := range row {
+				row[j] = ct[(jb+j)*m+i]
+			}
+		}
+	}
 }
 
 // gemmNTPacked is the blocked product around kernel6x16.
