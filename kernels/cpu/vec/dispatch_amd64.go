@@ -72,7 +72,7 @@ func sumSqAVX2(a *float32, n int) float64
 func maxAVX2(a *float32, n int) float32
 
 //go:noescape
-func expSubAVX2(dst, a *float32, n int, s, m float32) float64
+func expSubAVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
 
 //go:noescape
 func siluAVX2(dst, a *float32, n int)
@@ -256,11 +256,17 @@ func max32(a []float32) float32 {
 func expSub(dst, a []float32, m float32) float64 { return expScaleSub(dst, a, 1, m) }
 
 func expScaleSub(dst, a []float32, s, m float32) float64 {
+	return expScaleSubPf(dst, a, s, m, a)
+}
+
+// expScaleSubPf is expScaleSub that also prefetches pf[:len(a)] (pf must
+// be at least as long as a).
+func expScaleSubPf(dst, a []float32, s, m float32, pf []float32) float64 {
 	n8 := len(a) &^ 7
 	if !useAVX2 || n8 == 0 {
 		return expScaleSubGo(dst, a, s, m)
 	}
-	return expSubAVX2(p(dst), p(a), n8, s, m) + expScaleSubGo(dst[n8:], a[n8:], s, m)
+	return expSubAVX2(p(dst), p(a), n8, s, m, p(pf[:n8])) + expScaleSubGo(dst[n8:], a[n8:], s, m)
 }
 
 // scaleNT is scale with non-temporal stores for any length (see ntHead).

@@ -17,6 +17,9 @@ func expSub(dst, a []float32, m float32) float64 { return expSubGo(dst, a, m) }
 func expScaleSub(dst, a []float32, s, m float32) float64 {
 	return expScaleSubGo(dst, a, s, m)
 }
+func expScaleSubPf(dst, a []float32, s, m float32, _ []float32) float64 {
+	return expScaleSubGo(dst, a, s, m)
+}
 func scaleNT(dst, a []float32, s float32) { scaleGo(dst, a, s) }
 func silu(dst, a []float32)               { siluGo(dst, a) }
 

@@ -32,12 +32,16 @@ func SoftMaxRows(dst, src []float32, cols int, scale float32) {
 		if scale < 0 {
 			m = scale * min32(x)
 		}
+		next := x // prefetched while this row's exponentials are computed
+		if r+1 < rows {
+			next = src[(r+1)*cols : (r+2)*cols]
+		}
 		if tmp != nil {
-			sum := expScaleSub(tmp, x, scale, m)
+			sum := expScaleSubPf(tmp, x, scale, m, next)
 			scaleNT(y, tmp, float32(1/sum))
 			continue
 		}
-		sum := expScaleSub(y, x, scale, m)
+		sum := expScaleSubPf(y, x, scale, m, next)
 		Scale(y, y, float32(1/sum))
 	}
 }

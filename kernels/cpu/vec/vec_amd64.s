@@ -422,14 +422,17 @@ mxdone:
 	VFMADD213PS P, Q, T \
 	VMULPS X, T, P
 
-// func expSubAVX2(dst, a *float32, n int, s, m float32) float64
+// func expSubAVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
 // dst[i] = exp(s*a[i]-m) for n a multiple of 8; returns the sum. Blocks of
 // up to 128 results are summed in float32 lanes (Y14), each block's sum
-// then in float64 (Y13).
-TEXT ·expSubAVX2(SB), NOSPLIT, $0-40
+// then in float64 (Y13). The n floats at pf are prefetched meanwhile (the
+// next row of a soft-max), so that its memory traffic overlaps this row's
+// arithmetic.
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ pf+32(FP), R8
 	SHRQ $3, CX
 	VBROADCASTSS s+24(FP), Y11
 	VBROADCASTSS m+28(FP), Y15
@@ -444,6 +447,8 @@ eblock:
 	SUBQ DX, CX
 	VXORPS Y14, Y14, Y14
 eloop:
+	PREFETCHT0 (R8)
+	ADDQ $32, R8
 	VMOVUPS (SI), Y0
 	VFMSUB213PS Y15, Y11, Y0
 	EXPV(Y0, Y1, Y2, Y3, Y4)
@@ -462,7 +467,7 @@ eloop:
 edone:
 	VMOVAPD Y13, Y0
 	HSUMPD
-	VMOVSD X0, ret+32(FP)
+	VMOVSD X0, ret+40(FP)
 	VZEROUPPER
 	RET
 
