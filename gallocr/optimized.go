@@ -45,8 +45,9 @@ const optRepairRounds = 64
 // a smaller plan.
 const optRepairStall = 24
 
-// optSortDegree is the neighbour count up to which the packer sorts an
-// item's placed neighbours rather than walking its chunk in offset order.
+// optSortDegree is the neighbour count up to which the packer lists an
+// item's neighbours and sorts the placed ones by offset; it walks the
+// chunk in offset order for items with more.
 const optSortDegree = 16
 
 // optItem is one block as the packer sees it.
@@ -70,7 +71,7 @@ type optChunk struct {
 // packer places the blocks of one dynamic allocator.
 type packer struct {
 	items    []optItem
-	adj      [][]int32 // lifetime-overlapping items
+	adj      [][]int32 // lifetime-overlapping items, nil for many
 	align    uint64
 	maxChunk uint64 // 0: one unlimited chunk
 	// firstFit takes the lowest gap that fits instead of the tightest.
@@ -98,8 +99,6 @@ func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	p := &packer{items: items, align: align, maxChunk: maxChunk,
 		off: make([]uint64, n), chunk: make([]int32, n), placed: make([]bool, n),
 		adj: make([][]int32, n), stateOrder: make([]int32, n), critAt: make([]int32, n)}
-	// Sweep by start time: j overlaps i (start_i <= start_j) iff
-	// start_j < end_i.
 	byStart := make([]int32, n)
 	for i := range byStart {
 		byStart[i] = int32(i)
@@ -108,35 +107,99 @@ func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	if !slices.IsSortedFunc(byStart, byStartCmp) { // blocks come in allocation order
 		slices.SortStableFunc(byStart, byStartCmp)
 	}
-	deg := make([]int32, n)
+	starts := make([]int, n)
+	ends := make([]int, n)
 	for x, i := range byStart {
-		for _, j := range byStart[x+1:] {
-			if items[j].start >= items[i].end {
-				break
-			}
-			deg[i]++
-			deg[j]++
-		}
+		starts[x] = items[i].start
+		ends[x] = items[i].end
 	}
-	var total int
-	for _, d := range deg {
-		total += int(d)
+	slices.Sort(ends)
+	// Neighbour counts without listing pairs: the items that start before
+	// i ends, less those that end before i starts, less i itself.
+	deg := make([]int, n)
+	for i, it := range items {
+		before, _ := slices.BinarySearch(starts, it.end)
+		endedBefore, _ := slices.BinarySearch(ends, it.start+1)
+		deg[i] = before - endedBefore - 1
 	}
-	all := make([]int32, 0, total)
-	for i, d := range deg {
-		p.adj[i] = all[len(all) : len(all) : len(all)+int(d)]
-		all = all[:len(all)+int(d)]
-	}
+	// Only items with few neighbours keep a neighbour list (so memory stays
+	// linear): those started earlier and still alive, and those starting
+	// during the item's life. The sweep keeps the items alive at each
+	// start, in a heap by end time.
+	var alive optAlive
+	alive.pos = make([]int32, n)
 	for x, i := range byStart {
-		for _, j := range byStart[x+1:] {
-			if items[j].start >= items[i].end {
-				break
+		it := items[i]
+		alive.expire(items, it.start)
+		if deg[i] <= optSortDegree {
+			adj := make([]int32, 0, deg[i])
+			adj = append(adj, alive.items...)
+			for _, j := range byStart[x+1:] {
+				if items[j].start >= it.end {
+					break
+				}
+				adj = append(adj, j)
 			}
-			p.adj[i] = append(p.adj[i], j)
-			p.adj[j] = append(p.adj[j], i)
+			p.adj[i] = adj
 		}
+		alive.add(items, i)
 	}
 	return p
+}
+
+// optAlive is the set of items alive at a moment of a sweep: a list in
+// any order plus a min-heap by end time for expiring them.
+type optAlive struct {
+	items []int32
+	pos   []int32 // item -> index in items
+	heap  []int32
+}
+
+func (a *optAlive) add(items []optItem, i int32) {
+	a.pos[i] = int32(len(a.items))
+	a.items = append(a.items, i)
+	h := append(a.heap, i)
+	for k := len(h) - 1; k > 0; {
+		parent := (k - 1) / 2
+		if items[h[parent]].end <= items[h[k]].end {
+			break
+		}
+		h[parent], h[k] = h[k], h[parent]
+		k = parent
+	}
+	a.heap = h
+}
+
+// expire drops the items that end at or before t.
+func (a *optAlive) expire(items []optItem, t int) {
+	for len(a.heap) > 0 && items[a.heap[0]].end <= t {
+		i := a.heap[0]
+		h := a.heap
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		for k := 0; ; {
+			l, r, m := 2*k+1, 2*k+2, k
+			if l < len(h) && items[h[l]].end < items[h[m]].end {
+				m = l
+			}
+			if r < len(h) && items[h[r]].end < items[h[m]].end {
+				m = r
+			}
+			if m == k {
+				break
+			}
+			h[k], h[m] = h[m], h[k]
+			k = m
+		}
+		a.heap = h
+		// Swap-remove from the list.
+		k := a.pos[i]
+		moved := a.items[len(a.items)-1]
+		a.items[k] = moved
+		a.pos[moved] = k
+		a.items = a.items[:len(a.items)-1]
+	}
 }
 
 // fitIn finds the place for item i in chunk c: the tightest gap among the
@@ -156,7 +219,7 @@ func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
 		}
 		cur = max(cur, hi)
 	}
-	if deg := len(p.adj[i]); deg <= optSortDegree || deg*4 < len(ch.byOffset) {
+	if p.adj[i] != nil {
 		// Few neighbours: sort the placed ones by offset.
 		spans := p.spans[:0]
 		for _, j := range p.adj[i] {
@@ -418,6 +481,14 @@ func liveBound(items []optItem, events int) uint64 {
 // packDyn finds places for items and returns offsets, chunks and the total
 // bytes of the best pack found.
 func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []uint64, chunk []int32, total uint64) {
+	if slices.ContainsFunc(items, func(it optItem) bool { return it.end <= it.start }) {
+		// An empty lifetime meets nothing; give it one moment instead,
+		// which only adds constraints.
+		items = slices.Clone(items)
+		for x := range items {
+			items[x].end = max(items[x].end, items[x].start+1)
+		}
+	}
 	p := newPacker(items, align, maxChunk)
 	best := uint64(math.MaxUint64)
 	var bestOrder []int32

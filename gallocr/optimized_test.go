@@ -503,8 +503,35 @@ func FuzzPackBlocks(f *testing.F) {
 		if total < peak {
 			t.Fatalf("total %d below the live-bytes bound %d", total, peak)
 		}
+		checkNeighbours(t, items)
 		checkIncremental(t, rng, items, align, limit)
 	})
+}
+
+// checkNeighbours checks the packer's neighbour lists against all pairs:
+// complete for items with few neighbours, absent for the others.
+func checkNeighbours(t *testing.T, items []optItem) {
+	t.Helper()
+	p := newPacker(items, 1, 0)
+	for i, it := range items {
+		var want []int32
+		for j, o := range items {
+			if j != i && it.start < o.end && o.start < it.end {
+				want = append(want, int32(j))
+			}
+		}
+		got := slices.Clone(p.adj[i])
+		slices.Sort(got)
+		if len(want) > optSortDegree {
+			if p.adj[i] != nil {
+				t.Fatalf("item %d: %d neighbours listed, want none listed (%d)", i, len(got), len(want))
+			}
+			continue
+		}
+		if p.adj[i] == nil || !slices.Equal(got, want) {
+			t.Fatalf("item %d: neighbours %v, want %v", i, got, want)
+		}
+	}
 }
 
 // checkIncremental checks that repacking after an earlier pack, which
