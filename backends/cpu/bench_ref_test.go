@@ -12,6 +12,7 @@ import (
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/kernels/cpu/vec"
 	"github.com/gogml/gogml/runtime"
+	"golang.org/x/sys/unix"
 )
 
 // Backend-level benchmarks with a reference measured in the same run: one
@@ -21,7 +22,8 @@ import (
 // memory-bound ops. Traffic counts every byte read plus every byte
 // written. GFLOP/s and GB/s are means over b.N runs; best-* and the ratio
 // (of-peak, of-copy) come from the best of runs alternating with the
-// reference, the fairest comparison on a shared machine.
+// reference, the fairest comparison on a shared machine; for MUL_MAT,
+// GFLOP/cpu-s and of-core-peak divide by the process's CPU time instead.
 
 // refGraph builds one op with build, places every tensor of the context in
 // host memory (gallocr.AllocCtxTensors), fills the leaves with
@@ -57,6 +59,15 @@ func refGraph(b *testing.B, build func(ctx *runtime.Context) *runtime.Tensor) *r
 		b.Fatal(err)
 	}
 	return g
+}
+
+// refCPUSeconds returns the CPU time (user + system) of this process.
+func refCPUSeconds() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 // refCompute returns a function that runs g on be, failing b on error.
@@ -118,7 +129,9 @@ func BenchmarkBackendMulMatVsPeak(b *testing.B) {
 			})
 			run := refCompute(b, be, g)
 			flops := 2 * float64(s*s*s)
+			cpu0 := refCPUSeconds()
 			sec := refMeanSeconds(b, run)
+			cpu := refCPUSeconds() - cpu0
 			t := time.Now()
 			run()
 			dur := max(time.Since(t), 5*time.Millisecond)
@@ -128,6 +141,13 @@ func BenchmarkBackendMulMatVsPeak(b *testing.B) {
 			b.ReportMetric(flops/tk/1e9, "best-GFLOP/s")
 			b.ReportMetric(peak, "peak-GFLOP/s")
 			b.ReportMetric(flops/tk/1e9/peak, "of-peak")
+			// Per CPU-second of the process: the efficiency where the
+			// workers actually ran, whatever else shares the machine.
+			if cpu > 0 {
+				g := flops * float64(b.N) / cpu / 1e9
+				b.ReportMetric(g, "GFLOP/cpu-s")
+				b.ReportMetric(g/(peak/float64(be.Threads())), "of-core-peak")
+			}
 		})
 	}
 }

@@ -48,12 +48,15 @@ func BenchmarkGemmNT(b *testing.B) {
 				}
 			}
 			gemm()
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				gemm()
 			}
+			cpu := cpuSeconds() - cpu0
 			flops := 2 * float64(s) * float64(s) * float64(s)
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			reportVsPeak(b, workers, flops, gemm)
+			peak := reportVsPeak(b, workers, flops, gemm)
+			reportPerCPU(b, flops*float64(b.N), cpu, peak/float64(workers))
 		})
 	}
 }
@@ -61,11 +64,10 @@ func BenchmarkGemmNT(b *testing.B) {
 // reportVsPeak times f (flops floating-point operations) alternately with
 // the FMA peak loop on workers goroutines and reports the best rates and
 // their ratio.
-func reportVsPeak(b *testing.B, workers int, flops float64, f func()) {
+func reportVsPeak(b *testing.B, workers int, flops float64, f func()) (peak float64) {
 	t := time.Now()
 	f()
 	dur := max(time.Since(t), 5*time.Millisecond)
-	var peak float64
 	best := math.Inf(1)
 	for range 5 {
 		t := time.Now()
@@ -77,6 +79,20 @@ func reportVsPeak(b *testing.B, workers int, flops float64, f func()) {
 	b.ReportMetric(g, "best-GFLOP/s")
 	b.ReportMetric(peak, "peak-GFLOP/s")
 	b.ReportMetric(g/peak, "of-peak")
+	return peak
+}
+
+// reportPerCPU reports flops per CPU-second of the process and its ratio
+// to one core's peak (corePeak GFLOP/s): the efficiency of the product
+// where the cores were actually running it, unaffected by other programs
+// taking turns on a shared machine.
+func reportPerCPU(b *testing.B, flops, cpuSec, corePeak float64) {
+	if cpuSec <= 0 {
+		return
+	}
+	g := flops / cpuSec / 1e9
+	b.ReportMetric(g, "GFLOP/cpu-s")
+	b.ReportMetric(g/corePeak, "of-core-peak")
 }
 
 // BenchmarkGemmNTShapes covers the shapes of a transformer: one token
@@ -189,12 +205,15 @@ func BenchmarkGemmNTOneCore(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		gemm()
 	}
+	cpu := cpuSeconds() - cpu0
 	flops := 2 * float64(s) * float64(s) * float64(s)
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	reportVsPeak(b, 1, flops, gemm)
+	peak := reportVsPeak(b, 1, flops, gemm)
+	reportPerCPU(b, flops*float64(b.N), cpu, peak)
 }
 
 // parallelRows runs f on workers goroutines, each on its share of rows
