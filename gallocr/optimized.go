@@ -72,8 +72,8 @@ type optChunk struct {
 type packer struct {
 	items    []optItem
 	adj      [][]int32 // lifetime-overlapping items, nil for many
-	align    uint64
-	maxChunk uint64 // 0: one unlimited chunk
+	align    uint64    // every size is a multiple, hence every offset
+	maxChunk uint64    // 0: one unlimited chunk
 	// firstFit takes the lowest gap that fits instead of the tightest.
 	firstFit bool
 
@@ -481,12 +481,14 @@ func liveBound(items []optItem, events int) uint64 {
 // packDyn finds places for items and returns offsets, chunks and the total
 // bytes of the best pack found.
 func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []uint64, chunk []int32, total uint64) {
-	if slices.ContainsFunc(items, func(it optItem) bool { return it.end <= it.start }) {
+	if slices.ContainsFunc(items, func(it optItem) bool { return it.end <= it.start || it.size%align != 0 }) {
 		// An empty lifetime meets nothing; give it one moment instead,
-		// which only adds constraints.
+		// which only adds constraints. Aligned sizes keep every offset
+		// aligned.
 		items = slices.Clone(items)
 		for x := range items {
 			items[x].end = max(items[x].end, items[x].start+1)
+			items[x].size = runtime.AlignUp(items[x].size, align)
 		}
 	}
 	p := newPacker(items, align, maxChunk)
@@ -584,9 +586,7 @@ func optimizeBlocks(pl *Plan, dyns []*Dyn) error {
 			if end < 0 {
 				end = math.MaxInt
 			}
-			// Sizes are aligned already; keep every offset aligned even if
-			// a caller's were not.
-			items[x] = optItem{size: runtime.AlignUp(b.Size, dd.Alignment()), start: b.Alloc, end: end}
+			items[x] = optItem{size: b.Size, start: b.Alloc, end: end}
 			ggmlChunks[b.At.Chunk] = max(ggmlChunks[b.At.Chunk], b.At.Offset+b.Size)
 		}
 		for _, s := range ggmlChunks {
