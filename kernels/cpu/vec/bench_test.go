@@ -185,6 +185,26 @@ func BenchmarkSoftMaxRows(b *testing.B) {
 	}
 }
 
+// BenchmarkSoftMaxRowMasked is soft_max_ext row by row: scale 0.125 and one
+// mask row (a quarter -Inf) shared by all rows, as in attention.
+func BenchmarkSoftMaxRowMasked(b *testing.B) {
+	const cols = 4096
+	mask := make([]float32, cols)
+	for i := 3 * cols / 4; i < cols; i++ {
+		mask[i] = float32(math.Inf(-1))
+	}
+	for _, sz := range streamSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			x, z := fill(sz.n, 1), make([]float32, sz.n)
+			benchStream(b, 2, sz.n, func() {
+				for r := 0; r+cols <= sz.n; r += cols {
+					SoftMaxRow(z[r:r+cols], x[r:r+cols], mask, 0.125, 1)
+				}
+			})
+		})
+	}
+}
+
 func BenchmarkRMSNormRows(b *testing.B) {
 	const cols = 4096
 	for _, sz := range streamSizes {

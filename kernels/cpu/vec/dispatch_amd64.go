@@ -75,6 +75,9 @@ func maxAVX2(a *float32, n int) float32
 func expSubAVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
 
 //go:noescape
+func scaleMaskMaxAVX2(dst, x, mask *float32, n int, s, t float32) float32
+
+//go:noescape
 func siluAVX2(dst, a *float32, n int)
 
 // p returns the address of s's first element; s must not be empty.
@@ -267,6 +270,22 @@ func expScaleSubPf(dst, a []float32, s, m float32, pf []float32) float64 {
 		return expScaleSubGo(dst, a, s, m)
 	}
 	return expSubAVX2(p(dst), p(a), n8, s, m, p(pf[:n8])) + expScaleSubGo(dst[n8:], a[n8:], s, m)
+}
+
+// scaleMaskMax sets dst = s*x + t*mask and returns its largest element
+// (slices of one length, not empty).
+func scaleMaskMax(dst, x, mask []float32, s, t float32) float32 {
+	n8 := len(x) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return scaleMaskMaxGo(dst, x, mask, s, t)
+	}
+	m := scaleMaskMaxAVX2(p(dst), p(x), p(mask), n8, s, t)
+	if n8 < len(x) {
+		if mt := scaleMaskMaxGo(dst[n8:], x[n8:], mask[n8:], s, t); mt > m {
+			m = mt
+		}
+	}
+	return m
 }
 
 // scaleNT is scale with non-temporal stores for any length (see ntHead).

@@ -20,6 +20,9 @@ func expScaleSub(dst, a []float32, s, m float32) float64 {
 func expScaleSubPf(dst, a []float32, s, m float32, _ []float32) float64 {
 	return expScaleSubGo(dst, a, s, m)
 }
+func scaleMaskMax(dst, x, mask []float32, s, t float32) float32 {
+	return scaleMaskMaxGo(dst, x, mask, s, t)
+}
 func scaleNT(dst, a []float32, s float32) { scaleGo(dst, a, s) }
 func silu(dst, a []float32)               { siluGo(dst, a) }
 

@@ -146,6 +146,20 @@ func expScaleSubGo(dst, a []float32, s, m float32) float64 {
 	return sum
 }
 
+func scaleMaskMaxGo(dst, x, mask []float32, s, t float32) float32 {
+	mask = mask[:len(x)]
+	dst = dst[:len(x)]
+	m := float32(math.Inf(-1))
+	for i, v := range x {
+		w := v*s + t*mask[i]
+		dst[i] = w
+		if w > m {
+			m = w
+		}
+	}
+	return m
+}
+
 func siluGo(dst, a []float32) {
 	dst = dst[:len(a)]
 	for i, x := range a {

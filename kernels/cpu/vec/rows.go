@@ -78,3 +78,33 @@ func RMSNormRows(dst, src []float32, cols int, eps float32) {
 		}
 	}
 }
+
+// SoftMaxRow sets dst to the soft-max of scale·x + slope·mask over
+// n = min(len(dst), len(x)) elements (and len(mask) when mask is not nil);
+// a nil mask means scale·x alone. This is one row of ggml's soft_max_ext
+// (mask entries of -Inf drop elements; slope is the ALiBi slope or 1) in
+// three passes: the scaled, masked row and its maximum, the exponentials
+// and their sum, the normalization. dst may be x or mask (in place).
+func SoftMaxRow(dst, x, mask []float32, scale, slope float32) {
+	n := min2(len(dst), len(x))
+	if mask != nil {
+		n = min2(n, len(mask))
+	}
+	if n == 0 {
+		return
+	}
+	dst, x = dst[:n], x[:n]
+	var sum float64
+	if mask == nil {
+		m := scale * max32(x)
+		if scale < 0 {
+			m = scale * min32(x)
+		}
+		sum = expScaleSub(dst, x, scale, m)
+	} else {
+		m := scaleMaskMax(dst, x, mask[:n], scale, slope)
+		sum = expScaleSub(dst, dst, 1, m)
+	}
+	scale1 := float32(1 / sum)
+	Scale(dst, dst, scale1)
+}

@@ -91,3 +91,64 @@ func TestRows(t *testing.T) {
 		}
 	}
 }
+
+func TestSoftMaxRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	ninf := float32(math.Inf(-1))
+	lengths := []int{0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 67, 4096}
+	for _, n := range lengths {
+		for _, withMask := range []bool{false, true} {
+			for _, alias := range []string{"none", "dst=x", "dst=mask"} {
+				if alias == "dst=mask" && !withMask {
+					continue
+				}
+				for _, sc := range []struct{ scale, slope float32 }{{1, 1}, {0.125, 0.5}, {-2, 1}} {
+					name := fmt.Sprintf("n%d/mask=%v/%s/scale%v", n, withMask, alias, sc.scale)
+					t.Run(name, func(t *testing.T) {
+						off := n % 4
+						xb := randSlice(r, n, off, -6, 6)
+						x := xb[off : off+n]
+						var mb, mask []float32
+						if withMask {
+							mb = randSlice(r, n, 3-off, -2, 0)
+							mask = mb[3-off : 3-off+n]
+							for i := 1; i < n; i += 3 {
+								mask[i] = ninf
+							}
+						}
+						want := make([]float64, n)
+						mx := math.Inf(-1)
+						for i := range want {
+							want[i] = float64(sc.scale) * float64(x[i])
+							if withMask {
+								want[i] += float64(sc.slope) * float64(mask[i])
+							}
+							mx = math.Max(mx, want[i])
+						}
+						var sum float64
+						for i := range want {
+							want[i] = math.Exp(want[i] - mx)
+							sum += want[i]
+						}
+						db := randSlice(r, n, 2, 0, 1)
+						d, dbuf, doff := db[2:2+n], db, 2
+						switch alias {
+						case "dst=x":
+							d, dbuf, doff = x, xb, off
+						case "dst=mask":
+							d, dbuf, doff = mask, mb, 3-off
+						}
+						SoftMaxRow(d, x, mask, sc.scale, sc.slope)
+						checkGuards(t, dbuf, doff, n)
+						tol := 1e-6 * math.Max(1, math.Abs(float64(sc.scale))*12/8)
+						for i := range want {
+							if w := want[i] / sum; !closeRel(float64(d[i]), w, tol, 1e-30) {
+								t.Fatalf("d[%d] = %v, want %v", i, d[i], w)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}

@@ -495,3 +495,60 @@ siloop:
 sidone:
 	VZEROUPPER
 	RET
+
+// func scaleMaskMaxAVX2(dst, x, mask *float32, n int, s, t float32) float32
+// dst[i] = s*x[i] + t*mask[i] for n a multiple of 8 (n ≥ 8); returns the
+// largest dst[i] (a NaN never replaces the running maximum).
+TEXT ·scaleMaskMaxAVX2(SB), NOSPLIT, $0-44
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ mask+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS s+32(FP), Y14
+	VBROADCASTSS t+36(FP), Y15
+	VMOVUPS (SI), Y0
+	VMULPS Y14, Y0, Y0
+	VFMADD231PS (DX), Y15, Y0
+	VMOVUPS Y0, (DI)
+	VMOVAPS Y0, Y1
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+smloop16:
+	CMPQ CX, $16
+	JL   smloop8
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VMULPS Y14, Y2, Y2
+	VMULPS Y14, Y3, Y3
+	VFMADD231PS (DX), Y15, Y2
+	VFMADD231PS 32(DX), Y15, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	VMAXPS Y0, Y2, Y0
+	VMAXPS Y1, Y3, Y1
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  smloop16
+smloop8:
+	CMPQ CX, $8
+	JL   smdone
+	VMOVUPS (SI), Y2
+	VMULPS Y14, Y2, Y2
+	VFMADD231PS (DX), Y15, Y2
+	VMOVUPS Y2, (DI)
+	VMAXPS Y0, Y2, Y0
+smdone:
+	VMAXPS Y0, Y1, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X0, X1, X0
+	VMOVHLPS X0, X1, X1
+	VMAXPS X0, X1, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X0, X1, X0
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
