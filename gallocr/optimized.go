@@ -128,11 +128,19 @@ func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	// start, in a heap by end time.
 	var alive optAlive
 	alive.pos = make([]int32, n)
+	listed := 0
+	for _, d := range deg {
+		if d <= optSortDegree {
+			listed += d
+		}
+	}
+	backing := make([]int32, listed)
 	for x, i := range byStart {
 		it := items[i]
 		alive.expire(items, it.start)
-		if deg[i] <= optSortDegree {
-			adj := make([]int32, 0, deg[i])
+		if d := deg[i]; d <= optSortDegree {
+			adj := backing[:0:d]
+			backing = backing[d:]
 			adj = append(adj, alive.items...)
 			for _, j := range byStart[x+1:] {
 				if items[j].start >= it.end {
