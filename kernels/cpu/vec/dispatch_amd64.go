@@ -75,6 +75,9 @@ func maxAVX2(a *float32, n int) float32
 func expSubAVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
 
 //go:noescape
+func expSub1AVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
+
+//go:noescape
 func scaleMaskMaxAVX2(dst, x, mask *float32, n int, s, t float32) float32
 
 //go:noescape
@@ -269,7 +272,13 @@ func expScaleSubPf(dst, a []float32, s, m float32, pf []float32) float64 {
 	if !useAVX2 || n8 == 0 {
 		return expScaleSubGo(dst, a, s, m)
 	}
-	return expSubAVX2(p(dst), p(a), n8, s, m, p(pf[:n8])) + expScaleSubGo(dst[n8:], a[n8:], s, m)
+	var sum float64
+	if s == 1 {
+		sum = expSub1AVX2(p(dst), p(a), n8, s, m, p(pf[:n8]))
+	} else {
+		sum = expSubAVX2(p(dst), p(a), n8, s, m, p(pf[:n8]))
+	}
+	return sum + expScaleSubGo(dst[n8:], a[n8:], s, m)
 }
 
 // scaleMaskMax sets dst = s*x + t*mask and returns its largest element

@@ -422,54 +422,67 @@ mxdone:
 	VFMADD213PS P, Q, T \
 	VMULPS X, T, P
 
+// Body of expSubAVX2 and expSub1AVX2: PREP turns the loaded Y0 into the
+// exponent (s*a - m, or a - m when s is 1).
+#define EXPSUB(NAME, PREP) \
+TEXT NAME(SB), NOSPLIT, $0-48 \
+	MOVQ dst+0(FP), DI \
+	MOVQ a+8(FP), SI \
+	MOVQ n+16(FP), CX \
+	MOVQ pf+32(FP), R8 \
+	SHRQ $3, CX \
+	VBROADCASTSS s+24(FP), Y11 \
+	VBROADCASTSS m+28(FP), Y15 \
+	EXPCONSTS \
+	VXORPD Y13, Y13, Y13 \
+eblock: \
+	TESTQ CX, CX \
+	JZ    edone \
+	MOVQ $16, DX \
+	CMPQ CX, DX \
+	CMOVQLT CX, DX \
+	SUBQ DX, CX \
+	VXORPS Y14, Y14, Y14 \
+eloop: \
+	PREFETCHT0 (R8) \
+	ADDQ $32, R8 \
+	VMOVUPS (SI), Y0 \
+	PREP \
+	EXPV(Y0, Y1, Y2, Y3, Y4) \
+	VMOVUPS Y2, (DI) \
+	VADDPS Y2, Y14, Y14 \
+	ADDQ $32, SI \
+	ADDQ $32, DI \
+	DECQ DX \
+	JNZ  eloop \
+	VCVTPS2PD X14, Y0 \
+	VADDPD Y0, Y13, Y13 \
+	VEXTRACTF128 $1, Y14, X14 \
+	VCVTPS2PD X14, Y0 \
+	VADDPD Y0, Y13, Y13 \
+	JMP  eblock \
+edone: \
+	VMOVAPD Y13, Y0 \
+	HSUMPD \
+	VMOVSD X0, ret+40(FP) \
+	VZEROUPPER \
+	RET
+
+#define PREPSCALE VFMSUB213PS Y15, Y11, Y0
+#define PREPSUB VSUBPS Y15, Y0, Y0
+
 // func expSubAVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
 // dst[i] = exp(s*a[i]-m) for n a multiple of 8; returns the sum. Blocks of
 // up to 128 results are summed in float32 lanes (Y14), each block's sum
 // then in float64 (Y13). The n floats at pf are prefetched meanwhile (the
 // next row of a soft-max), so that its memory traffic overlaps this row's
 // arithmetic.
-TEXT ·expSubAVX2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVQ pf+32(FP), R8
-	SHRQ $3, CX
-	VBROADCASTSS s+24(FP), Y11
-	VBROADCASTSS m+28(FP), Y15
-	EXPCONSTS
-	VXORPD Y13, Y13, Y13
-eblock:
-	TESTQ CX, CX
-	JZ    edone
-	MOVQ $16, DX
-	CMPQ CX, DX
-	CMOVQLT CX, DX
-	SUBQ DX, CX
-	VXORPS Y14, Y14, Y14
-eloop:
-	PREFETCHT0 (R8)
-	ADDQ $32, R8
-	VMOVUPS (SI), Y0
-	VFMSUB213PS Y15, Y11, Y0
-	EXPV(Y0, Y1, Y2, Y3, Y4)
-	VMOVUPS Y2, (DI)
-	VADDPS Y2, Y14, Y14
-	ADDQ $32, SI
-	ADDQ $32, DI
-	DECQ DX
-	JNZ  eloop
-	VCVTPS2PD X14, Y0
-	VADDPD Y0, Y13, Y13
-	VEXTRACTF128 $1, Y14, X14
-	VCVTPS2PD X14, Y0
-	VADDPD Y0, Y13, Y13
-	JMP  eblock
-edone:
-	VMOVAPD Y13, Y0
-	HSUMPD
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
+EXPSUB(·expSubAVX2, PREPSCALE)
+
+// func expSub1AVX2(dst, a *float32, n int, s, m float32, pf *float32) float64
+// expSubAVX2 for s = 1 (s is ignored): a subtraction instead of a
+// multiply-add, which frees the busier multiply pipes.
+EXPSUB(·expSub1AVX2, PREPSUB)
 
 // func siluAVX2(dst, a *float32, n int)
 // dst[i] = a[i] / (1 + exp(-a[i])) for n a multiple of 8.
