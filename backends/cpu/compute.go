@@ -100,6 +100,17 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 		return nil
 	}
 	ne0 := t.Ne[0]
+	if t.Op == runtime.OpRmsNorm && t.IsContiguous() && s0.IsContiguous() {
+		eps := t.OpParamF32(0)
+		return func(ith, nth int) error {
+			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+			if r0 < r1 {
+				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
+				vec.RMSNormRows(floats(dst, o, n), floats(src[0], o, n), int(ne0), eps)
+			}
+			return nil
+		}
+	}
 	var op func(d, a []float32)
 	switch t.Op {
 	case runtime.OpScale:
@@ -165,6 +176,18 @@ func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) erro
 		op = vec.Div
 	}
 	ne0, bne0 := t.Ne[0], b.Ne[0]
+	if t.IsContiguous() && a.IsContiguous() && b.IsContiguous() && runtime.SameShape(a, t) && runtime.SameShape(b, t) {
+		// One call per worker over its whole block of rows, so that vec sees
+		// the block's size (large outputs use streaming stores).
+		return func(ith, nth int) error {
+			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+			if r0 < r1 {
+				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
+				op(floats(dst, o, n), floats(am, o, n), floats(bm, o, n))
+			}
+			return nil
+		}
+	}
 	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
 		d := floats(dst, off3(t.Nb, i1, i2, i3), ne0)
 		x := floats(am, off3(a.Nb, i1, i2, i3), ne0)
@@ -314,25 +337,34 @@ func softMaxKernel(t *runtime.Tensor, dm, sm, mm []byte, sp *scratchPool, nth in
 	scale, maxBias := t.OpParamF32(0), t.OpParamF32(1)
 	ne0 := t.Ne[0]
 	sp.prepare(nth)
+	if m == nil && t.IsContiguous() && s.IsContiguous() {
+		// One call per worker over its block of rows (prefetching the next
+		// row, streaming stores for large blocks).
+		return func(ith, nth int) error {
+			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+			if r0 < r1 {
+				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
+				vec.SoftMaxRows(floats(dm, o, n), floats(sm, o, n), int(ne0), scale)
+			}
+			return nil
+		}
+	}
 	return rowsKernel(t, func(ith int, i1, i2, i3 int64) error {
-		buf := sp.get(ith, int(2*ne0))
-		w, mrow := buf[:ne0], buf[ne0:]
-		vec.Scale(w, floats(sm, off3(s.Nb, i1, i2, i3), ne0), scale)
+		var mrow []float32
+		slope := float32(1)
 		if m != nil {
 			mo := off3(m.Nb, i1, i2%m.Ne[2], i3%m.Ne[3])
 			if m.Type == runtime.TypeF32 {
 				mrow = floats(mm, mo, ne0)
 			} else {
+				mrow = sp.get(ith, int(ne0))
 				for i := range mrow {
 					mrow[i] = cpukernels.F16ToF32(binary.LittleEndian.Uint16(mm[mo+2*uint64(i):]))
 				}
 			}
-			vec.ScaleAdd(w, mrow, cpukernels.AlibiSlope(maxBias, i2, t.Ne[2]))
+			slope = cpukernels.AlibiSlope(maxBias, i2, t.Ne[2])
 		}
-		d := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
-		mx := vec.Max(w)
-		sum := vec.ExpSub(d, w, mx)
-		vec.Scale(d, d, float32(1/sum))
+		vec.SoftMaxRow(floats(dm, off3(t.Nb, i1, i2, i3), ne0), floats(sm, off3(s.Nb, i1, i2, i3), ne0), mrow, scale, slope)
 		return nil
 	})
 }
