@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gogml/gogml/backends/cuda"
 	"io"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 func membenchProviders() []membench.Provider {
 	return []membench.Provider{
 		membench.CPUProvider(),
+		cuda.MembenchProvider(),
 	}
 }
 
