@@ -5,6 +5,7 @@ package opengl
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.3-core/gl"
@@ -21,12 +22,13 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 
 // step is one prepared dispatch.
 type step struct {
-	node   *runtime.Tensor
-	kernel string
-	params [numParams]uint32
-	bufs   [numSlots]uint32
-	groups uint64
-	status bool
+	node    *runtime.Tensor
+	kernel  string
+	defines []string
+	params  [numParams]uint32
+	bufs    [numSlots]uint32
+	groups  uint64
+	status  bool
 }
 
 // glBuffer returns the GL buffer of tensor t, checking that it belongs to
@@ -62,7 +64,8 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 		if l == nil {
 			continue
 		}
-		st := step{node: n, kernel: l.kernel, params: l.params(n), groups: l.groups(n), status: l.status}
+		st := step{node: n, params: l.params(n), groups: l.groups(n), status: l.status}
+		st.kernel, st.defines = l.variant()
 		db, err := b.glBuffer(n)
 		if err != nil {
 			return nil, err
@@ -109,7 +112,7 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 		status := false
 		for i := range steps {
 			st := &steps[i]
-			p, err := d.program(st.kernel)
+			p, err := d.program(st.kernel, st.defines)
 			if err != nil {
 				return err
 			}
@@ -158,21 +161,22 @@ func (d *device) split(n uint64) (x, y uint32) {
 	return uint32(mx), uint32((n + mx - 1) / mx)
 }
 
-// program returns kernel name's program, compiling it on first use. It
-// runs on the GL thread.
-func (d *device) program(name string) (*program, error) {
-	if p, ok := d.programs[name]; ok {
+// program returns the program of variant key (kernel name plus defines),
+// compiling it on first use. It runs on the GL thread.
+func (d *device) program(key string, defines []string) (*program, error) {
+	if p, ok := d.programs[key]; ok {
 		return p, nil
 	}
-	src, err := glsl.Source(name)
+	name, _, _ := strings.Cut(key, "+")
+	src, err := glsl.Source(name, defines...)
 	if err != nil {
 		return nil, err
 	}
-	p, err := compile(name, src)
+	p, err := compile(key, src)
 	if err != nil {
 		return nil, err
 	}
-	d.programs[name] = p
+	d.programs[key] = p
 	return p, nil
 }
 

@@ -65,18 +65,63 @@ const (
 	gridElements grid = iota // one invocation per result element
 	gridRows                 // one work group per result row
 	gridPairs                // one invocation per element pair (rope)
-	gridMulMat               // one work group per LOCAL elements of a row
+	gridMulMat               // one invocation per 4 x tn block of the result
 )
 
 // launch is a node prepared for dispatch: kernel, grid, source slots and
 // parameters (descriptors are filled in when buffers are known).
 type launch struct {
-	kernel string
-	grid   grid
-	local  uint64
-	srcs   [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
-	extra  [8]uint32
-	status bool // kernel may raise the status word
+	kernel  string
+	grid    grid
+	local   uint64
+	srcs    [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
+	extra   [8]uint32
+	status  bool     // kernel may raise the status word
+	dense   bool     // compile with DENSE: all f32, contiguous, flat indexing
+	defines []string // further compile-time parameters
+	tn      uint64   // mul_mat: result columns per invocation
+}
+
+// mulMatTM is the number of result rows a mul_mat invocation computes.
+const mulMatTM = 4
+
+// variant is the program cache key (kernel name and defines) and the
+// defines.
+func (l *launch) variant() (string, []string) {
+	defs := l.defines
+	if l.dense {
+		defs = append([]string{"DENSE"}, defs...)
+	}
+	key := l.kernel
+	for _, d := range defs {
+		key += "+" + d
+	}
+	return key, defs
+}
+
+// denseF32 reports whether every tensor is f32 and contiguous.
+func denseF32(ts ...*runtime.Tensor) bool {
+	for _, t := range ts {
+		if t.Type != runtime.TypeF32 || !t.IsContiguous() {
+			return false
+		}
+	}
+	return true
+}
+
+// densePrefix reports whether b's shape is a's shape cut after some
+// dimension (the rest 1), so that b's flat index is a's modulo b's size.
+func densePrefix(b, a *runtime.Tensor) bool {
+	d := 0
+	for d < 4 && b.Ne[d] == a.Ne[d] {
+		d++
+	}
+	for ; d < 4; d++ {
+		if b.Ne[d] != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxElements bounds element counts so that flat indices fit in 32 bits.
@@ -170,7 +215,12 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if !isFloat(t.Type) || s0.Type != t.Type || s0.Ne != t.Ne {
 			return nil, "want f32, f16 or bf16 source and result of one type and shape"
 		}
-		return &launch{kernel: "unary", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{f, 0}}, ""
+		l := &launch{kernel: "unary", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{f, 0}}
+		if f != fDiagMaskInf && denseF32(t, s0) {
+			l.dense = true
+			l.extra[2] = uint32(t.Nelements())
+		}
+		return l, ""
 	}
 	switch t.Op {
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
@@ -197,7 +247,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			return nil, "want float a and result of one type and shape, float b broadcastable to a"
 		}
 		f := map[runtime.Op]uint32{runtime.OpAdd: fAdd, runtime.OpSub: fSub, runtime.OpMul: fMul, runtime.OpDiv: fDiv}[t.Op]
-		return &launch{kernel: "binary", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0, s1}, extra: [8]uint32{f}}, ""
+		return binaryLaunch(t, f), ""
 	case runtime.OpAdd1:
 		if why := need(t, 2); why != "" {
 			return nil, why
@@ -320,7 +370,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		srcs := [3]*runtime.Tensor{s0, s1}
 		switch t.Op {
 		case runtime.OpSiluBack:
-			return &launch{kernel: "binary", grid: gridElements, local: 128, srcs: srcs, extra: [8]uint32{fSiluBack}}, ""
+			return binaryLaunch(t, fSiluBack), ""
 		case runtime.OpSoftMaxBack:
 			if t.OpParamF32(1) != 0 {
 				return nil, "max_bias must be 0"
@@ -339,7 +389,13 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			t.Ne != [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} {
 			return nil, "shapes do not multiply (or a's rows are not dense)"
 		}
-		return &launch{kernel: "mul_mat", grid: gridMulMat, local: 64, srcs: [3]*runtime.Tensor{s0, s1}}, ""
+		l := &launch{kernel: "mul_mat", grid: gridMulMat, local: 64, srcs: [3]*runtime.Tensor{s0, s1}}
+		l.tn = 4
+		if s1.Ne[1] < 4 {
+			l.tn = 1
+		}
+		l.defines = []string{fmt.Sprintf("TA %d", s0.Type), fmt.Sprintf("TB %d", s1.Type), fmt.Sprintf("TN %du", l.tn)}
+		return l, ""
 	case runtime.OpGetRows:
 		if why := need(t, 2); why != "" {
 			return nil, why
@@ -398,6 +454,17 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 	return nil, fmt.Sprintf("op %s", t.Op)
 }
 
+// binaryLaunch is the launch of a binary kernel for t = f(src0, src1).
+func binaryLaunch(t *runtime.Tensor, f uint32) *launch {
+	s0, s1 := t.Src[0], t.Src[1]
+	l := &launch{kernel: "binary", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0, s1}, extra: [8]uint32{f}}
+	if denseF32(t, s0, s1) && densePrefix(s1, t) {
+		l.dense = true
+		l.extra[1], l.extra[2] = uint32(s1.Nelements()), uint32(t.Nelements())
+	}
+	return l
+}
+
 // ropeCorrDims is YaRN's range [lo, hi] of rotary dimensions that are
 // corrected, computed in float32 as ggml does.
 func ropeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (lo, hi float32) {
@@ -417,7 +484,8 @@ func (l *launch) groups(t *runtime.Tensor) uint64 {
 	case gridPairs:
 		return (uint64(t.Nelements()/2) + l.local - 1) / l.local
 	case gridMulMat:
-		return (uint64(t.Ne[0]) + l.local - 1) / l.local * uint64(t.Nrows())
+		tiles := (uint64(t.Ne[0]) + mulMatTM - 1) / mulMatTM * ((uint64(t.Ne[1]) + l.tn - 1) / l.tn) * uint64(t.Ne[2]*t.Ne[3])
+		return (tiles + l.local - 1) / l.local
 	}
 	return (uint64(t.Nelements()) + l.local - 1) / l.local
 }

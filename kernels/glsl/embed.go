@@ -30,8 +30,10 @@ func Names() []string {
 }
 
 // Source returns the complete GLSL source of kernel name, with its
-// `#include "file"` lines replaced by the embedded files' text.
-func Source(name string) (string, error) {
+// `#include "file"` lines replaced by the embedded files' text and a
+// `#define` line for each of defines (e.g. "DENSE" or "N 4") after the
+// version line.
+func Source(name string, defines ...string) (string, error) {
 	body, err := files.ReadFile(name + ".comp")
 	if err != nil {
 		return "", fmt.Errorf("glsl: no kernel %q", name)
@@ -39,6 +41,13 @@ func Source(name string) (string, error) {
 	var sb strings.Builder
 	sb.WriteString(Version)
 	sb.WriteString("\n")
+	for _, d := range defines {
+		if strings.ContainsAny(d, "\n\r") || strings.TrimSpace(d) == "" {
+			return "", fmt.Errorf("glsl: kernel %s: bad define %q", name, d)
+		}
+		sb.WriteString("#define " + d + "\n")
+	}
+	sb.WriteString("#line 1\n")
 	if err := expand(&sb, name+".comp", string(body), 0); err != nil {
 		return "", err
 	}

@@ -1,7 +1,8 @@
 // unary: one invocation per result element. ex(0) selects the function,
 // ex(1) the source mapping: 0 = same coordinates modulo the source's shape
 // (element-wise ops, REPEAT), 1 = same flat index (DUP/CPY/CONT between
-// shapes).
+// shapes). With DENSE defined, result and source are dense f32 of one
+// shape and ex(2) is the element count.
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -29,8 +30,37 @@ float tanh_safe(float x) {
 	return sign(x) * (1.0 - t) / (1.0 + t);
 }
 
+float apply(uint f, float x, uvec4 c) {
+	switch (f) {
+	case F_SCALE: return x * opf(0u);
+	case F_SQR: return x * x;
+	case F_SQRT: return sqrt(x);
+	case F_LOG: return log(x);
+	case F_CLAMP: return min(max(x, opf(0u)), opf(1u));
+	case F_ABS: return abs(x);
+	case F_NEG: return -x;
+	case F_TANH: return tanh_safe(x);
+	case F_RELU: return x > 0.0 ? x : 0.0;
+	case F_SIGMOID: return 1.0 / (1.0 + exp(-x));
+	case F_GELU: return 0.5 * x * (1.0 + tanh_safe(0.79788456080286535588 * x * (1.0 + 0.044715 * x * x)));
+	case F_SILU: return x / (1.0 + exp(-x));
+	case F_EXP: return exp(x);
+	case F_DIAG_MASK_INF:
+		return int(c.x) > opi(0u) + int(c.y) ? uintBitsToFloat(0xff800000u) : x;
+	case F_ADD1: return x + ld(2u, toff(2u));
+	}
+	return x;
+}
+
 void main() {
 	uint i = gid();
+#ifdef DENSE
+	// Result and source dense f32 of one shape; no coordinates needed
+	// (DIAG_MASK_INF never takes this path).
+	if (i >= ex(2u)) return;
+	float x = uintBitsToFloat(B[1].w[(toff(1u) >> 2) + i]);
+	B[0].w[(toff(0u) >> 2) + i] = floatBitsToUint(apply(ex(0u), x, uvec4(0u)));
+#else
 	if (i >= nel(0u)) return;
 	uvec4 c = coords(0u, i);
 	uvec4 sc = ex(1u) == 1u ? coords(1u, i) : c % nes(1u);
@@ -41,26 +71,6 @@ void main() {
 		copyraw(o, 1u, so);
 		return;
 	}
-	float x = ld(1u, so);
-	float y = x;
-	switch (f) {
-	case F_SCALE: y = x * opf(0u); break;
-	case F_SQR: y = x * x; break;
-	case F_SQRT: y = sqrt(x); break;
-	case F_LOG: y = log(x); break;
-	case F_CLAMP: y = min(max(x, opf(0u)), opf(1u)); break;
-	case F_ABS: y = abs(x); break;
-	case F_NEG: y = -x; break;
-	case F_TANH: y = tanh_safe(x); break;
-	case F_RELU: y = x > 0.0 ? x : 0.0; break;
-	case F_SIGMOID: y = 1.0 / (1.0 + exp(-x)); break;
-	case F_GELU: y = 0.5 * x * (1.0 + tanh_safe(0.79788456080286535588 * x * (1.0 + 0.044715 * x * x))); break;
-	case F_SILU: y = x / (1.0 + exp(-x)); break;
-	case F_EXP: y = exp(x); break;
-	case F_DIAG_MASK_INF:
-		if (int(c.x) > opi(0u) + int(c.y)) y = uintBitsToFloat(0xff800000u);
-		break;
-	case F_ADD1: y = x + ld(2u, toff(2u)); break;
-	}
-	st(o, y);
+	st(o, apply(f, ld(1u, so), c));
+#endif
 }
