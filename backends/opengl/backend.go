@@ -4,6 +4,7 @@ package opengl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -21,18 +22,28 @@ type Backend struct {
 // its own. Without EGL, a driver, or OpenGL 4.3, it returns an error
 // wrapping ErrNoDevice.
 func New(cfg Config) (*Backend, error) {
-	if cfg.Upload != UploadSubData && cfg.Upload != UploadMapped {
+	if cfg.Upload != UploadAuto && cfg.Upload != UploadSubData && cfg.Upload != UploadMapped {
 		return nil, fmt.Errorf("opengl: unknown upload mode %d", int(cfg.Upload))
 	}
 	d, err := openDevice(cfg.Device)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{dev: d, bt: newBufferType(d, cfg.Upload)}, nil
+	mode := cfg.Upload
+	if mode == UploadAuto {
+		mode = UploadSubData
+		if r := strings.ToLower(d.info.Renderer); strings.Contains(r, "llvmpipe") || strings.Contains(r, "softpipe") {
+			mode = UploadMapped
+		}
+	}
+	return &Backend{dev: d, bt: newBufferType(d, mode)}, nil
 }
 
 // Name returns "GL<device index>".
 func (b *Backend) Name() string { return b.bt.name }
+
+// UploadMode returns the upload mode in use (never UploadAuto).
+func (b *Backend) UploadMode() UploadMode { return b.bt.mode }
 
 // Info returns the device's description and limits as read when opened.
 func (b *Backend) Info() Info { return b.dev.info }

@@ -14,6 +14,7 @@ func TestDeviceInfo(t *testing.T) {
 	t.Logf("GL %d.%d, GLSL %s", in.Major, in.Minor, in.GLSLVersion)
 	t.Logf("limits: SSBO block %d bytes, offset alignment %d, %d bindings, %d compute SSBOs, %d invocations, groups %v, local %v, shared %d bytes",
 		in.MaxSSBOBlockSize, in.SSBOOffsetAlignment, in.MaxSSBOBindings, in.MaxComputeSSBOs, in.MaxWorkGroupInvocations, in.MaxWorkGroupCount, in.MaxWorkGroupSize, in.MaxSharedMemory)
+	t.Logf("upload mode (auto): %s", b.UploadMode())
 	t.Logf("memory: known=%v free=%d total=%d", in.MemoryKnown, in.FreeMemory, in.TotalMemory)
 	if in.Renderer == "" || in.Version == "" {
 		t.Errorf("empty renderer or version: %+v", in)

@@ -194,7 +194,9 @@ func in(c *runtime.Context, typ runtime.Type, name string, ne ...int64) *runtime
 }
 
 func TestOpsF32(t *testing.T) {
-	b := open(t, Config{})
+	// The conformance suite runs with the automatic upload mode (mapped on
+	// llvmpipe); these cases use glBufferSubData.
+	b := open(t, Config{Upload: UploadSubData})
 	f32 := runtime.TypeF32
 	positive := func(tt *runtime.Tensor, i int, r *rand.Rand) []byte { return randomBytes(tt, r, 0.1, 2) }
 	var cases []opCase
@@ -358,7 +360,7 @@ func rowsFill(n int) func(*runtime.Tensor, int, *rand.Rand) []byte {
 }
 
 func TestOpsTypes(t *testing.T) {
-	b := open(t, Config{})
+	b := open(t, Config{Upload: UploadSubData})
 	f32, f16 := runtime.TypeF32, runtime.TypeF16
 	var cases []opCase
 	for _, typ := range []runtime.Type{runtime.TypeF16, runtime.TypeBF16, runtime.TypeQ4_0, runtime.TypeQ8_0} {

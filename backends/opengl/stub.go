@@ -25,6 +25,9 @@ func (b *Backend) Name() string { return "GL" }
 // Device returns an empty description.
 func (b *Backend) Device() runtime.DeviceInfo { return runtime.DeviceInfo{Name: "GL"} }
 
+// UploadMode returns UploadAuto.
+func (b *Backend) UploadMode() UploadMode { return UploadAuto }
+
 // Info returns an empty description.
 func (b *Backend) Info() Info { return Info{} }
 
