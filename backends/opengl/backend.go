@@ -36,7 +36,15 @@ func New(cfg Config) (*Backend, error) {
 			mode = UploadMapped
 		}
 	}
-	return &Backend{dev: d, bt: newBufferType(d, mode)}, nil
+	bt := newBufferType(d, mode)
+	if cfg.MaxBufferSize != 0 && cfg.MaxBufferSize < bt.maxSize {
+		bt.maxSize = cfg.MaxBufferSize &^ (bt.align - 1)
+		if bt.maxSize == 0 {
+			_ = d.close()
+			return nil, fmt.Errorf("opengl: MaxBufferSize %d below the alignment %d", cfg.MaxBufferSize, bt.align)
+		}
+	}
+	return &Backend{dev: d, bt: bt}, nil
 }
 
 // Name returns "GL<device index>".

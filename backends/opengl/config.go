@@ -41,6 +41,10 @@ type Config struct {
 	Device int
 	// Upload selects how SetTensor/GetTensor move bytes (zero: auto).
 	Upload UploadMode
+	// MaxBufferSize, when non-zero, lowers the buffer type's MaxSize below
+	// the device's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (to test or force
+	// splitting); it is rounded down to the alignment.
+	MaxBufferSize uint64
 }
 
 // Info describes an opened OpenGL device.

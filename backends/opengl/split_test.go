@@ -17,11 +17,18 @@ import (
 // allocator must chunk the intermediate results; the result must still be
 // right.
 func TestSplitBeyondMaxSize(t *testing.T) {
-	b := open(t, Config{})
+	t.Run("device", func(t *testing.T) { testSplit(t, Config{}) })
+	// The same with the limit lowered, so that every device (whatever its
+	// own limit) shows the split, quickly.
+	t.Run("max4MiB", func(t *testing.T) { testSplit(t, Config{MaxBufferSize: 4 << 20, Upload: UploadSubData}) })
+}
+
+func testSplit(t *testing.T, cfg Config) {
+	b := open(t, cfg)
 	bt := b.DefaultBufferType()
 	max := bt.MaxSize()
 	if max > 512<<20 {
-		t.Skipf("max buffer size %d MiB: the test would need too much memory", max>>20)
+		t.Skipf("max buffer size %d MiB: the test would need too much memory (the max4MiB case covers splitting)", max>>20)
 	}
 	// Tensors of about 3/8 of the max size: three weights and three live
 	// intermediate results each exceed one buffer.
