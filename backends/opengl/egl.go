@@ -96,12 +96,10 @@ static int gogml_try_context(gogml_egl *g, EGLDisplay dpy, EGLint egl_major, EGL
 static void gogml_egl_open(gogml_egl *g, int index) {
 	memset(g, 0, sizeof(*g));
 	const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-	if (client == NULL) {
-		gogml_errf(g, "EGL has no client extensions");
-		return;
-	}
-	if (!gogml_has_ext(client, "EGL_EXT_platform_base")) {
-		gogml_errf(g, "EGL lacks EGL_EXT_platform_base");
+	if (client == NULL || !gogml_has_ext(client, "EGL_EXT_platform_base")) {
+		gogml_errf(g, "libEGL offers no EGL_EXT_platform_base: no EGL vendor driver found "
+			"(install libegl-mesa0 and libgl1-mesa-dri for llvmpipe, or a GPU driver with EGL; "
+			"check __EGL_VENDOR_LIBRARY_FILENAMES)");
 		return;
 	}
 	PFNEGLGETPLATFORMDISPLAYEXTPROC getDisplay =

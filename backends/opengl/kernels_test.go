@@ -1,0 +1,100 @@
+package opengl
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// TestPlan checks the node-to-kernel mapping that SupportsOp reports,
+// without a GL device (it runs in every build).
+func TestPlan(t *testing.T) {
+	f32, f16, i32 := runtime.TypeF32, runtime.TypeF16, runtime.TypeI32
+	tests := []struct {
+		name   string
+		build  func(c *runtime.Context) *runtime.Tensor
+		kernel string // "" with ok: a view (no kernel)
+		ok     bool
+		dense  bool
+	}{
+		{"view", func(c *runtime.Context) *runtime.Tensor { return c.Transpose(c.NewTensor2D(f32, 4, 3)) }, "", true, false},
+		{"add dense", func(c *runtime.Context) *runtime.Tensor {
+			return c.Add(c.NewTensor2D(f32, 4, 3), c.NewTensor1D(f32, 4))
+		}, "binary", true, true},
+		{"add broadcast rows", func(c *runtime.Context) *runtime.Tensor {
+			return c.Add(c.NewTensor2D(f32, 4, 3), c.NewTensor2D(f32, 1, 3))
+		}, "binary", true, false},
+		{"add f16", func(c *runtime.Context) *runtime.Tensor {
+			return c.Add(c.NewTensor2D(f16, 4, 3), c.NewTensor1D(f32, 4))
+		}, "binary", true, false},
+		{"silu", func(c *runtime.Context) *runtime.Tensor { return c.SILU(c.NewTensor1D(f32, 9)) }, "unary", true, true},
+		{"diag mask", func(c *runtime.Context) *runtime.Tensor { return c.DiagMaskInf(c.NewTensor2D(f32, 4, 4), 0) }, "unary", true, false},
+		{"soft_max", func(c *runtime.Context) *runtime.Tensor { return c.SoftMax(c.NewTensor2D(f32, 4, 4)) }, "rows", true, false},
+		{"mul_mat q4_0", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMat(c.NewTensor2D(runtime.TypeQ4_0, 64, 3), c.NewTensor2D(f32, 64, 2))
+		}, "mul_mat", true, false},
+		{"get_rows", func(c *runtime.Context) *runtime.Tensor {
+			return c.GetRows(c.NewTensor2D(runtime.TypeQ8_0, 32, 3), c.NewTensor1D(i32, 2))
+		}, "get_rows", true, false},
+		{"rope", func(c *runtime.Context) *runtime.Tensor {
+			return c.Rope(c.NewTensor3D(f32, 8, 2, 3), c.NewTensor1D(i32, 3), 8, runtime.RopeNeoX)
+		}, "rope", true, false},
+		{"cpy to q8_0", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor1D(f32, 32), c.NewTensor1D(runtime.TypeQ8_0, 32))
+		}, "", false, false},
+		{"gelu_quick", func(c *runtime.Context) *runtime.Tensor {
+			return c.Unary(c.NewTensor1D(f32, 4), runtime.UnaryGeluQuick)
+		}, "", false, false},
+		{"sum", func(c *runtime.Context) *runtime.Tensor {
+			x := c.NewTensor1D(f32, 4)
+			return c.NewOp(runtime.OpSum, f32, [4]int64{1, 1, 1, 1}, x)
+		}, "", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := runtime.NewContext()
+			n := tc.build(c)
+			if c.Err() != nil {
+				t.Fatal(c.Err())
+			}
+			l, err := plan(n)
+			if !tc.ok {
+				if !errors.Is(err, runtime.ErrUnsupported) {
+					t.Fatalf("plan = %v, want ErrUnsupported", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.kernel == "" {
+				if l != nil {
+					t.Fatalf("view got kernel %s", l.kernel)
+				}
+				return
+			}
+			if l.kernel != tc.kernel || l.dense != tc.dense {
+				t.Fatalf("kernel %s dense %v, want %s dense %v", l.kernel, l.dense, tc.kernel, tc.dense)
+			}
+			if l.groups(n) == 0 {
+				t.Fatal("no work groups")
+			}
+			p := l.params(n)
+			if p[0] != uint32(n.Type) || p[2] != uint32(n.Ne[0]) {
+				t.Fatalf("descriptor of the result: %v", p[:10])
+			}
+		})
+	}
+	if _, err := plan(nil); !errors.Is(err, runtime.ErrUnsupported) {
+		t.Fatalf("plan(nil) = %v", err)
+	}
+}
+
+func TestUploadModeString(t *testing.T) {
+	for m, want := range map[UploadMode]string{UploadAuto: "auto", UploadSubData: "subdata", UploadMapped: "mapped", 7: "upload(7)"} {
+		if m.String() != want {
+			t.Errorf("%d: %q, want %q", int(m), m.String(), want)
+		}
+	}
+}
