@@ -66,6 +66,15 @@ const (
 	gridRows                 // one work group per result row
 	gridPairs                // one invocation per element pair (rope)
 	gridMulMat               // one invocation per 4 x tn block of the result
+	gridBlocks               // one invocation per quantized block of the result
+	gridUnits                // one invocation per 2 bytes of the result's rows
+)
+
+// Modes of the quant kernel.
+const (
+	dequantize uint32 = iota
+	copyBlocks
+	quantize
 )
 
 // launch is a node prepared for dispatch: kernel, grid, source slots and
@@ -235,6 +244,19 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		case s0.Type == t.Type && rawSize(t.Type) != 0:
 		case isFloat(s0.Type) && isFloat(t.Type):
 			l.extra[0] = fConvert
+		case isFloat(s0.Type) && t.Type.IsQuantized() && isRowType(t.Type):
+			if !t.IsContiguousRows() {
+				return nil, "quantized result rows must be dense"
+			}
+			return &launch{kernel: "quant", grid: gridBlocks, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{quantize}}, ""
+		case s0.Type.IsQuantized() && isRowType(s0.Type) && (isFloat(t.Type) || t.Type == s0.Type):
+			if s0.Ne[0] != t.Ne[0] || !s0.IsContiguousRows() || !t.IsContiguousRows() {
+				return nil, "copy from a quantized type needs equal, dense rows"
+			}
+			if t.Type == s0.Type {
+				return &launch{kernel: "quant", grid: gridUnits, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{copyBlocks}}, ""
+			}
+			return &launch{kernel: "quant", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{dequantize}}, ""
 		default:
 			return nil, fmt.Sprintf("copy %s to %s", s0.Type, t.Type)
 		}
@@ -483,6 +505,10 @@ func (l *launch) groups(t *runtime.Tensor) uint64 {
 		return uint64(t.Nrows())
 	case gridPairs:
 		return (uint64(t.Nelements()/2) + l.local - 1) / l.local
+	case gridBlocks:
+		return (uint64(t.Nelements()/32) + l.local - 1) / l.local
+	case gridUnits:
+		return (t.Type.RowSize(t.Ne[0])/2*uint64(t.Nrows()) + l.local - 1) / l.local
 	case gridMulMat:
 		tiles := (uint64(t.Ne[0]) + mulMatTM - 1) / mulMatTM * ((uint64(t.Ne[1]) + l.tn - 1) / l.tn) * uint64(t.Ne[2]*t.Ne[3])
 		return (tiles + l.local - 1) / l.local

@@ -42,6 +42,9 @@ func TestPlan(t *testing.T) {
 		}, "rope", true, false},
 		{"cpy to q8_0", func(c *runtime.Context) *runtime.Tensor {
 			return c.Cpy(c.NewTensor1D(f32, 32), c.NewTensor1D(runtime.TypeQ8_0, 32))
+		}, "quant", true, false},
+		{"cpy q4_0 to q8_0", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor1D(runtime.TypeQ4_0, 32), c.NewTensor1D(runtime.TypeQ8_0, 32))
 		}, "", false, false},
 		{"gelu_quick", func(c *runtime.Context) *runtime.Tensor {
 			return c.Unary(c.NewTensor1D(f32, 4), runtime.UnaryGeluQuick)
