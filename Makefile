@@ -55,18 +55,23 @@ clean:
 # the Debian packages as root. GOGML_REQUIRE_GL=1 turns a missing GL
 # context into a failure. make bench-opengl: transfer GB/s by size and
 # mode, MUL_MAT GFLOP/s and element-wise GB/s with ratios to the CPU
-# backend. make gl-gpu-check: build gl-gpu-check-out/ (opengl.test, gogml,
+# backend. make run-opengl: the decoder on GL (compare its logits checksum
+# with make run's). make gl-gpu-check: build gl-gpu-check-out/ (opengl.test, gogml,
 # glvnd's libEGL/libGLdispatch, run.sh) for an EGL GPU machine without Go.
 GL_TAGS ?= opengl,egl
-.PHONY: bench-opengl gl-gpu-check
+.PHONY: bench-opengl gl-gpu-check run-opengl
 test-opengl:
 	sh scripts/ensure-gl-deps.sh
 	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./kernels/glsl/...
+	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -tags $(GL_TAGS) -run 'TestConformance|TestOps' ./backends/opengl/
 bench-opengl:
 	sh scripts/ensure-gl-deps.sh
 	GOGML_REQUIRE_GL=1 $(GO) test -count=1 -run XXX -bench . -benchtime 200ms -tags $(GL_TAGS) ./backends/opengl/
 gl-gpu-check:
 	GO=$(GO) sh scripts/gl-gpu-check/build.sh gl-gpu-check-out
+run-opengl:
+	sh scripts/ensure-gl-deps.sh
+	$(GO) run -tags $(GL_TAGS) ./cmd/gogml run -backend opengl -prompt $(PROMPT) -n $(NTOK)
 # --- end opengl ---
 
 # --- cuda ---
