@@ -39,9 +39,25 @@
 // MaxSize is GL_MAX_SHADER_STORAGE_BLOCK_SIZE (128 MiB on llvmpipe), so the
 // allocators split big graphs and weight sets into several buffers.
 //
+// # Kernels
+//
+// GLSL 4.30 compute shaders from package kernels/glsl, compiled once per
+// device and variant. Claimed (SupportsOp and Compute share one planner):
+// DUP/CPY/CONT between f32, f16, bf16, i32 and to/from q4_0/q8_0; ADD,
+// SUB, MUL, DIV with broadcast; ADD1, SCALE, SQR, SQRT, LOG, CLAMP,
+// DIAG_MASK_INF; UNARY abs, neg, tanh, relu, sigmoid, gelu, silu, exp;
+// SUM_ROWS, MEAN, REPEAT, CONCAT, NORM, RMS_NORM; SOFT_MAX with mask,
+// scale and ALiBi; ROPE and ROPE_BACK (normal, NeoX, YaRN, frequency
+// factors); MUL_MAT and GET_ROWS with f32, f16, bf16, q4_0 and q8_0
+// weights; SILU_BACK, RMS_NORM_BACK, SOFT_MAX_BACK. Tensors are addressed
+// by byte offset and ggml's nb strides, so views need no copies.
+//
 // # Tests
 //
 // Without GL libraries or a usable driver, New returns an error wrapping
 // ErrNoDevice and the tests skip, saying why, unless the environment
 // variable GOGML_REQUIRE_GL=1 turns that into a failure (CI sets it).
+// make test-opengl runs them (with -race); make bench-opengl measures
+// transfers, MUL_MAT and element-wise throughput against the CPU backend;
+// make gl-gpu-check packages the tests for a GPU machine without Go.
 package opengl
