@@ -290,3 +290,33 @@ func TestAllocCtxTensorsFailureLeaksNothing(t *testing.T) {
 		t.Fatalf("leak: %d live buffers, a placed %v, b placed %v", bt.live(), a.Buffer != nil, b.Buffer != nil)
 	}
 }
+
+// TestAllocGraphSameShapeNewGraph reserves for one graph and allocates a
+// second graph of the same shape built from new tensors: it matches by
+// position, needs no new reserve, and places every tensor as the first.
+func TestAllocGraphSameShapeNewGraph(t *testing.T) {
+	bt := cpu.DefaultBufferType()
+	g1, ts1 := smallGraph(t)
+	g2, ts2 := smallGraph(t)
+	a, err := gallocr.New(bt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	if err := a.Reserve(g1); err != nil {
+		t.Fatal(err)
+	}
+	if a.NeedsRealloc(g2) {
+		t.Fatal("same-shape graph needs realloc")
+	}
+	if err := a.AllocGraph(g2); err != nil {
+		t.Fatal(err)
+	}
+	pl := a.Plan()
+	for i, tn := range ts2 {
+		p, _ := pl.Placement(ts1[i])
+		if tn.Buffer != a.Buffers(0)[0] || tn.Offset != p.Offset {
+			t.Errorf("%s at offset %d, first graph's plan says %d", tn.Name, tn.Offset, p.Offset)
+		}
+	}
+}

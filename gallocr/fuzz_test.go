@@ -148,8 +148,8 @@ func checkPlanSteps(t *testing.T, g *runtime.Graph, bufts []runtime.BufferType, 
 	for i := range blockOf {
 		blockOf[i] = -1
 	}
-	for bi, b := range pl.Blocks {
-		for _, id := range b.Tensors {
+	for bi := range pl.Blocks {
+		for _, id := range pl.BlockTensors(bi) {
 			blockOf[id] = int32(bi)
 		}
 	}

@@ -252,6 +252,15 @@ func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
 		return true
 	}
 	rix := a.plan.Index
+	if g.Index() == rix {
+		// The graph the plan was made for: check each tensor once.
+		for id, t := range rix.Tensors {
+			if !a.allocSizeOK(t, a.allocs[id]) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, n := range g.Nodes() {
 		if !a.allocSizeOK(n, a.allocs[rix.Nodes[i]]) {
 			return true
@@ -287,17 +296,22 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 		}
 	}
 	rix := a.plan.Index
+	same := g.Index() == rix
 	for i, l := range g.Leafs() {
 		if err := a.initTensor(l, a.allocs[rix.Leafs[i]]); err != nil {
 			return err
 		}
 	}
 	for i, n := range g.Nodes() {
-		for j, s := range n.Src {
+		for j, s := range n.Src[:rix.NSrc[i]] {
 			if s == nil {
 				continue
 			}
-			if err := a.initTensor(s, a.allocs[rix.Src[i][j]]); err != nil {
+			r := rix.Src[i][j]
+			if same && rix.InGraph[r] {
+				continue // a leaf or an earlier node: initialised in its turn
+			}
+			if err := a.initTensor(s, a.allocs[r]); err != nil {
 				return err
 			}
 		}

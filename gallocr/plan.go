@@ -60,12 +60,14 @@ type Placement struct {
 // place) and the events at which it was allocated and freed. Freed is -1
 // for blocks never freed (outputs, and tensors alive at the end).
 type Block struct {
-	Dyn     int // index of the dynamic allocator (one per distinct buffer type)
-	Size    uint64
-	Alloc   int
-	Freed   int
-	Tensors []int32 // graph-index ids
-	At      Address
+	Dyn   int // index of the dynamic allocator (one per distinct buffer type)
+	Size  uint64
+	Alloc int
+	Freed int
+	At    Address
+	// The block's tensors (graph-index ids, in allocation order) are
+	// Plan.Members[First : First+Count]; see Plan.BlockTensors.
+	First, Count int32
 }
 
 // Plan is the result of planning a graph: a placement for every tensor of
@@ -82,6 +84,8 @@ type Plan struct {
 	DynOf []int
 	// Blocks lists every allocation in the order it was made.
 	Blocks []Block
+	// Members holds every block's tensors, block after block.
+	Members []int32
 	// Events is the number of allocation events (the time axis of Blocks).
 	Events   int
 	Strategy Strategy
@@ -92,7 +96,8 @@ type tensorState struct {
 	nViews    int32
 	bufferID  int32
 	allocated bool
-	block     int32 // index into Plan.Blocks, -1 none
+	block     int32  // index into Plan.Blocks, -1 none
+	size      uint64 // alloc size in its buffer type (same layout in place)
 }
 
 // planner holds the per-graph state of one planning pass.
@@ -187,6 +192,7 @@ func (p *planner) allocate(id int32, bufID int) {
 			}
 			st.bufferID = ps.bufferID
 			st.block = ps.block
+			st.size = ps.size
 			p.next[p.tail[st.block]] = id
 			p.tail[st.block] = id
 			ps.allocated = false
@@ -206,6 +212,7 @@ func (p *planner) allocate(id int32, bufID int) {
 	}
 	st.bufferID = int32(bufID)
 	st.block = int32(len(p.blocks))
+	st.size = size
 	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, At: at})
 	p.head = append(p.head, id)
 	p.tail = append(p.tail, id)
@@ -218,9 +225,8 @@ func (p *planner) free(id int32) {
 		return
 	}
 	st := &p.st[id]
-	bt := p.bufts[st.bufferID]
 	b := &p.blocks[st.block]
-	if err := p.dyns[b.Dyn].Free(b.At, bt.AllocSize(t)); err != nil {
+	if err := p.dyns[b.Dyn].Free(b.At, st.size); err != nil {
 		p.fail(fmt.Errorf("free tensor %q: %w", t.Name, err))
 	}
 	b.Freed = p.events
@@ -276,7 +282,7 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 		if n.HasFlag(runtime.FlagInput) {
 			p.allocate(id, bufferIDAt(nodeIDs, i))
 		}
-		for j, s := range ix.Src[i] {
+		for j, s := range ix.Src[i][:ix.NSrc[i]] {
 			if s < 0 {
 				continue
 			}
@@ -288,13 +294,14 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 	}
 	for i, id := range ix.Nodes {
 		bufID := bufferIDAt(nodeIDs, i)
-		for _, s := range ix.Src[i] {
+		srcs := ix.Src[i][:ix.NSrc[i]]
+		for _, s := range srcs {
 			if s >= 0 {
 				p.allocate(s, bufID)
 			}
 		}
 		p.allocate(id, bufID)
-		for _, s := range ix.Src[i] {
+		for _, s := range srcs {
 			if s < 0 {
 				continue
 			}
@@ -403,9 +410,9 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 		for id := p.head[b]; id >= 0; id = p.next[id] {
 			members = append(members, id)
 		}
-		p.blocks[b].Tensors = members[start:len(members):len(members)]
+		p.blocks[b].First, p.blocks[b].Count = int32(start), int32(len(members)-start)
 	}
-	pl := &Plan{Index: ix, DynOf: dynOf, Blocks: p.blocks, Events: p.events, Strategy: opt.Strategy}
+	pl := &Plan{Index: ix, DynOf: dynOf, Blocks: p.blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
 	if opt.Strategy == StrategyOptimized {
 		if err := optimizeBlocks(pl, dyns); err != nil {
 			return nil, fmt.Errorf("plan (optimized): %w", err)
@@ -446,15 +453,26 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 		if st.block < 0 {
 			continue
 		}
-		b := pl.Blocks[st.block]
+		b := &pl.Blocks[st.block]
+		size := st.size
+		if t.ViewSrc != nil {
+			size = bufts[st.bufferID].AllocSize(t)
+		}
 		pl.Placements[i] = Placement{
 			Buffer: firstOf[dynOf[st.bufferID]],
 			Chunk:  b.At.Chunk,
 			Offset: b.At.Offset + extra,
-			Size:   bufts[st.bufferID].AllocSize(t),
+			Size:   size,
 		}
 	}
 	return pl, nil
+}
+
+// BlockTensors returns the graph-index ids of block b's tensors: the one
+// that allocated it, then those that reused it in place.
+func (pl *Plan) BlockTensors(b int) []int32 {
+	blk := &pl.Blocks[b]
+	return pl.Members[blk.First : blk.First+blk.Count]
 }
 
 // Placement returns the plan's placement of t, and false when t is not in

@@ -95,8 +95,8 @@ func (pl *Plan) WriteSVG(w io.Writer, bufts []runtime.BufferType, opt SVGOptions
 			x0, x1 := xOf(b.Alloc), xOf(end)
 			ry := y + float64(b.At.Offset)*scale
 			rh := max(float64(b.Size)*scale, 0.8)
-			names := make([]string, 0, len(b.Tensors))
-			for _, id := range b.Tensors {
+			names := make([]string, 0, b.Count)
+			for _, id := range pl.BlockTensors(bi) {
 				names = append(names, pl.Index.Tensors[id].Name)
 			}
 			label := strings.Join(names, " → ")

@@ -135,6 +135,8 @@ type GraphIndex struct {
 	Leafs, Nodes []int32
 	// Src gives, per node, the index of each source (-1 for none).
 	Src [][MaxSrc]int32
+	// NSrc gives, per node, one past its last source slot in use.
+	NSrc []uint8
 	// ViewSrc gives, per indexed tensor, the index of its view source (-1).
 	ViewSrc []int32
 	// InGraph marks the indexed tensors that are leafs or nodes.
@@ -153,6 +155,7 @@ func (g *Graph) Index() *GraphIndex {
 		Leafs:   make([]int32, len(g.leafs)),
 		Nodes:   make([]int32, len(g.nodes)),
 		Src:     make([][MaxSrc]int32, len(g.nodes)),
+		NSrc:    make([]uint8, len(g.nodes)),
 	}
 	ids := make(map[*Tensor]int32, n+n/4)
 	add := func(t *Tensor) int32 {
@@ -177,6 +180,7 @@ func (g *Graph) Index() *GraphIndex {
 				ix.Src[i][j] = -1
 			} else {
 				ix.Src[i][j] = add(s)
+				ix.NSrc[i] = uint8(j + 1)
 			}
 		}
 	}
