@@ -47,7 +47,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin gpu-check-out
+	rm -rf bin gpu-check-out gl-gpu-check-out
 
 # --- opengl ---
 # The OpenGL backend builds with the tags "opengl egl" (go-gl links only
