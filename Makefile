@@ -51,7 +51,7 @@ clean:
 
 # --- opengl ---
 # The OpenGL backend builds with the tags "opengl egl" (go-gl links only
-# libEGL; see docs/rationale-opengl.md); scripts/ensure-gl-deps.sh installs
+# libEGL; see RATIONALE.md); scripts/ensure-gl-deps.sh installs
 # the Debian packages as root. GOGML_REQUIRE_GL=1 turns a missing GL
 # context into a failure. make bench-opengl: transfer GB/s by size and
 # mode, MUL_MAT GFLOP/s and element-wise GB/s with ratios to the CPU
