@@ -4,7 +4,7 @@ SHARED  ?= ../shared
 PROMPT  ?= 1,2,3,4,5,6,7,8
 NTOK    ?= 24
 
-.PHONY: help build vet test test-go test-opengl run bench fuzz clean
+.PHONY: help build vet test test-go test-race test-opengl run bench fuzz clean
 
 help:
 	@echo "make run       run the main job: plan the example graph, then the small decoder on the CPU backend"
@@ -21,12 +21,15 @@ vet:
 	CGO_ENABLED=0 $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# Every package's tests (fuzz targets run their seed corpora), then the
-# OpenGL backend on Mesa's llvmpipe.
-test: build vet test-go test-opengl
+# Every package's tests (fuzz targets run their seed corpora), again under
+# the race detector, then the OpenGL backend on Mesa's llvmpipe.
+test: build vet test-go test-race test-opengl
 
 test-go:
 	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -count=1 -race ./...
 
 run:
 	$(GO) run ./cmd/gogml plan examples/graphs/example.graph.json -stats
