@@ -5,12 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gogml/gogml/backends/cuda"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 
+	"github.com/gogml/gogml/backends/cuda"
+	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/runtime"
 )
@@ -23,6 +24,7 @@ func membenchProviders() []membench.Provider {
 	return []membench.Provider{
 		membench.CPUProvider(),
 		cuda.MembenchProvider(),
+		opengl.MembenchProvider(),
 	}
 }
 
