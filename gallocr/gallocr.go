@@ -22,15 +22,6 @@ import (
 // graph that no longer fits its last reserve; call Reserve again.
 var ErrNeedsReserve = errors.New("graph does not fit the last reserve; reserve again")
 
-type tensorAlloc struct {
-	buffer  int32 // index in the buffer list, -1: not placed by the allocator
-	chunk   int32
-	offset  uint64
-	sizeMax uint64
-}
-
-var unplaced = tensorAlloc{buffer: -1}
-
 // Allocator is ggml's graph allocator over a list of buffer types. Entries
 // of the list with the same buffer type share one dynamic allocator and one
 // set of buffers. An Allocator is not safe for concurrent use.
@@ -46,9 +37,10 @@ type Allocator struct {
 	plan   *Plan
 	nNodes int
 	nLeafs int
-	// allocs holds the last reserve's place per tensor of its graph index;
-	// a graph is matched to it by position (node i, source j; leaf i).
-	allocs []tensorAlloc
+	// allocs is the last plan's placement per tensor of its graph index
+	// (views are handled through their base); a graph is matched to it by
+	// position (node i, source j; leaf i).
+	allocs []Placement
 }
 
 // Option configures an Allocator.
@@ -129,19 +121,8 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 }
 
 func (a *Allocator) record(g *runtime.Graph, pl *Plan) {
-	ix := pl.Index
 	a.nNodes, a.nLeafs = g.NumNodes(), g.NumLeafs()
-	if cap(a.allocs) < len(ix.Tensors) {
-		a.allocs = make([]tensorAlloc, len(ix.Tensors))
-	}
-	a.allocs = a.allocs[:len(ix.Tensors)]
-	for id, p := range pl.Placements {
-		if p.Buffer < 0 || ix.Tensors[id].ViewSrc != nil {
-			a.allocs[id] = unplaced
-			continue
-		}
-		a.allocs[id] = tensorAlloc{buffer: int32(p.Buffer), chunk: int32(p.Chunk), offset: p.Offset, sizeMax: p.Size}
-	}
+	a.allocs = pl.Placements
 }
 
 // reallocate gives each dynamic allocator one buffer per chunk of at least
@@ -220,28 +201,28 @@ func (a *Allocator) BufferSize(i int) (uint64, error) {
 }
 
 // placedIn returns the buffer a planned tensor lives in.
-func (a *Allocator) placedIn(ta tensorAlloc) runtime.Buffer {
-	return a.buffers[a.dynOf[ta.buffer]][ta.chunk]
+func (a *Allocator) placedIn(ta Placement) runtime.Buffer {
+	return a.buffers[a.dynOf[ta.Buffer]][ta.Chunk]
 }
 
 // allocSizeOK reports whether t still fits its planned place. A tensor that
 // already sits at that place, or has memory outside the allocator, fits.
-func (a *Allocator) allocSizeOK(t *runtime.Tensor, ta tensorAlloc) bool {
+func (a *Allocator) allocSizeOK(t *runtime.Tensor, ta Placement) bool {
 	if t.ViewSrc != nil || t.Preallocated {
 		return true
 	}
 	if t.Buffer != nil {
-		if ta.buffer >= 0 && t.Buffer == a.placedIn(ta) && t.Offset == ta.offset {
+		if ta.Buffer >= 0 && t.Buffer == a.placedIn(ta) && t.Offset == ta.Offset {
 			return true
 		}
 		if !a.ours(t.Buffer) {
 			return true
 		}
 	}
-	if ta.buffer < 0 {
+	if ta.Buffer < 0 {
 		return false
 	}
-	return ta.sizeMax >= a.bufts[ta.buffer].AllocSize(t)
+	return ta.Size >= a.bufts[ta.Buffer].AllocSize(t)
 }
 
 // NeedsRealloc reports whether g does not fit the last reserve: a different
@@ -322,7 +303,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	return nil
 }
 
-func (a *Allocator) initTensor(t *runtime.Tensor, ta tensorAlloc) error {
+func (a *Allocator) initTensor(t *runtime.Tensor, ta Placement) error {
 	if t.ViewSrc != nil {
 		base := t.ViewSrc
 		if base.Buffer != nil && t.Buffer == base.Buffer && t.Offset == base.Offset+t.ViewOffs {
@@ -341,7 +322,7 @@ func (a *Allocator) initTensor(t *runtime.Tensor, ta tensorAlloc) error {
 		return nil
 	}
 	if t.Buffer != nil {
-		if ta.buffer >= 0 && t.Buffer == a.placedIn(ta) && t.Offset == ta.offset {
+		if ta.Buffer >= 0 && t.Buffer == a.placedIn(ta) && t.Offset == ta.Offset {
 			return nil // placed already
 		}
 		if !a.ours(t.Buffer) {
@@ -349,13 +330,13 @@ func (a *Allocator) initTensor(t *runtime.Tensor, ta tensorAlloc) error {
 		}
 		t.Buffer = nil // a stale place from an earlier reserve
 	}
-	if ta.buffer < 0 {
+	if ta.Buffer < 0 {
 		return fmt.Errorf("gallocr: tensor %q has no place in the last reserve: %w", t.Name, ErrNeedsReserve)
 	}
 	// The plan checked alignment and bounds, and NeedsRealloc the size, so
 	// the tensor is bound directly (runtime.TensorAlloc would check again).
 	buf := a.placedIn(ta)
-	t.Buffer, t.Offset = buf, ta.offset
+	t.Buffer, t.Offset = buf, ta.Offset
 	if err := buf.InitTensor(t); err != nil {
 		t.Buffer, t.Offset = nil, 0
 		return fmt.Errorf("gallocr: tensor %q: init: %w", t.Name, err)
