@@ -39,16 +39,33 @@ func openMembench(t *testing.T) membench.Target {
 	return ts[0]
 }
 
-// TestMembenchGL runs membench on GL0, with the plain CPU buffer type as the
-// reference it copies with, over 4-16 KiB, and checks that every operation
-// and size has positive samples with the median within min and max.
+// TestMembenchGL runs membench on GL0, as MembenchProvider opens it and
+// with glBufferSubData uploads (where Synchronize waits on a fence), with
+// the plain CPU buffer type as the reference it copies with, over 4-16 KiB,
+// and checks that every operation and size has positive samples with the
+// median within min and max.
 func TestMembenchGL(t *testing.T) {
-	gl := openMembench(t)
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) membench.Target
+	}{
+		{"provider", openMembench},
+		{"subdata", func(t *testing.T) membench.Target { return &membenchTarget{b: open(t, Config{Upload: UploadSubData})} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkMembenchGL(t, tc.open(t)) })
+	}
+}
+
+func checkMembenchGL(t *testing.T, gl membench.Target) {
 	if gl.Name() != "GL0" {
 		t.Fatalf("target %q, want GL0", gl.Name())
 	}
-	if _, ok := gl.(membench.Synchronizer); !ok {
+	s, ok := gl.(membench.Synchronizer)
+	if !ok {
 		t.Fatal("GL0 target is not a Synchronizer")
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatalf("Synchronize: %v", err)
 	}
 	host, err := cpu.NewBufferType(cpu.BufferTypeOptions{})
 	if err != nil {
