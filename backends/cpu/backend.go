@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -27,7 +26,9 @@ type BackendOptions struct {
 }
 
 // Backend runs graphs on the host's cores: each node in order, its rows
-// split across worker goroutines, with fast kernels (package vec) for the
+// split across a persistent pool of worker goroutines (started by the
+// first Compute that needs them, ended by Close, by SetThreads, or when
+// the Backend is garbage collected), with fast kernels (package vec) for the
 // common contiguous f32 cases and the reference kernels (package
 // cpukernels) for everything else. It implements runtime.Backend. A
 // Backend must not run two Computes at once; SetThreads must not race with
@@ -36,11 +37,14 @@ type Backend struct {
 	threads int
 	bt      runtime.BufferType
 	closed  bool
+	pool    *workerPool
+	cleanup goruntime.Cleanup
+	scratch *scratchPool // not part of Backend's memory: jobs held by workers point at it
 }
 
 // NewBackend returns a CPU backend configured by o.
 func NewBackend(o BackendOptions) *Backend {
-	b := &Backend{bt: o.BufferType}
+	b := &Backend{bt: o.BufferType, scratch: &scratchPool{}}
 	if b.bt == nil {
 		b.bt = DefaultBufferType()
 	}
@@ -49,12 +53,24 @@ func NewBackend(o BackendOptions) *Backend {
 }
 
 // SetThreads sets the number of worker goroutines; n < 1 means
-// runtime.NumCPU().
+// runtime.NumCPU(). The workers of the previous setting, if any, are
+// stopped.
 func (b *Backend) SetThreads(n int) {
 	if n < 1 {
 		n = goruntime.NumCPU()
 	}
 	b.threads = n
+	if b.pool != nil {
+		b.cleanup.Stop()
+		b.pool.stop()
+	}
+	b.pool = newWorkerPool(n)
+	if !b.closed {
+		// Stop the workers of a Backend dropped without Close.
+		b.cleanup = goruntime.AddCleanup(b, (*workerPool).stop, b.pool)
+	} else {
+		b.pool.stop()
+	}
 }
 
 // Threads returns the number of worker goroutines.
@@ -93,9 +109,13 @@ func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool { return bt != 
 // the fast kernels only speed up a subset.
 func (b *Backend) SupportsOp(t *runtime.Tensor) bool { return cpukernels.Supports(t) == nil }
 
-// Close marks the backend closed; later Computes fail with ErrClosed.
+// Close marks the backend closed and stops its worker goroutines; later
+// Computes fail with ErrClosed.
 func (b *Backend) Close() error {
 	b.closed = true
+	b.cleanup.Stop()
+	b.pool.stop()
+	b.scratch = &scratchPool{}
 	return nil
 }
 
@@ -109,12 +129,11 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 	if g == nil {
 		return fmt.Errorf("cpu backend: nil graph: %w", runtime.ErrGraph)
 	}
-	var scratch scratchPool
 	for i, n := range g.Nodes() {
 		if n.Op == runtime.OpNone || n.Op.IsViewOp() {
 			continue
 		}
-		if err := b.computeNode(n, &scratch); err != nil {
+		if err := b.computeNode(n, b.scratch); err != nil {
 			return fmt.Errorf("node %d: %w", i, err)
 		}
 	}
@@ -157,9 +176,9 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	}
 	nth := b.threadsFor(n)
 	if f := fastKernel(n, mem[0], mem[1:], scratch, nth); f != nil {
-		return parallel(nth, f)
+		return b.pool.run(nth, f)
 	}
-	return parallel(nth, func(ith, nth int) error { return cpukernels.Compute(n, hostMem, ith, nth) })
+	return b.pool.run(nth, func(ith, nth int) error { return cpukernels.Compute(n, hostMem, ith, nth) })
 }
 
 // threadsFor picks the worker count for n: fewer for small nodes, where
@@ -174,29 +193,4 @@ func (b *Backend) threadsFor(n *runtime.Tensor) int {
 		nth = int(max(lim, 1))
 	}
 	return nth
-}
-
-// parallel runs f(ith, nth) for ith in [0, nth) on nth goroutines (the
-// caller's among them) and returns the first error.
-func parallel(nth int, f func(ith, nth int) error) error {
-	if nth <= 1 {
-		return f(0, 1)
-	}
-	errs := make([]error, nth)
-	var wg sync.WaitGroup
-	for i := 1; i < nth; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			errs[i] = f(i, nth)
-		}(i)
-	}
-	errs[0] = f(0, nth)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
