@@ -239,13 +239,21 @@ func (b *Backend) Synchronize() error {
 		return ErrClosed
 	}
 	return b.dev.do(func() error {
-		return b.dev.drv.check("cuStreamSynchronize", b.dev.drv.cuStreamSynchronize(b.stream))
+		d := b.dev.drv
+		if err := d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream)); err != nil {
+			return err
+		}
+		// Also the legacy default stream (handle 0), where the buffers'
+		// copies and memsets run; the backend's own stream does not wait
+		// for work queued there after its last kernel.
+		return d.check("cuStreamSynchronize(legacy)", d.cuStreamSynchronize(0))
 	})
 }
 
 // SetTensorAsync queues a copy of src into t (in device memory) on the
-// backend's stream. Go memory is pageable, for which the driver copies the
-// source before returning, so src may be reused at once.
+// backend's stream and waits for it: src is pageable Go memory, which the
+// driver only "may" stage before returning, so the copy must be complete
+// before the caller may reuse or drop src.
 func (b *Backend) SetTensorAsync(t *runtime.Tensor, src []byte, offset uint64) error {
 	db, ok := t.Buffer.(*deviceBuffer)
 	if !ok {
@@ -266,13 +274,17 @@ func (b *Backend) SetTensorAsync(t *runtime.Tensor, src []byte, offset uint64) e
 	return b.dev.do(func() error {
 		d := b.dev.drv
 		err := d.check("cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync(db.ptr+pos, unsafe.Pointer(&src[0]), uint64(len(src)), b.stream))
+		if err == nil {
+			err = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
+		}
 		goruntime.KeepAlive(src)
 		return err
 	})
 }
 
-// GetTensorAsync queues a copy of t's bytes into dst. For pageable (Go)
-// memory the driver completes the copy before returning.
+// GetTensorAsync copies t's bytes into dst on the backend's stream, after
+// the work queued there, and waits for the copy: dst is Go memory, which
+// must not be written by the device after this returns.
 func (b *Backend) GetTensorAsync(t *runtime.Tensor, dst []byte, offset uint64) error {
 	db, ok := t.Buffer.(*deviceBuffer)
 	if !ok {
@@ -293,6 +305,9 @@ func (b *Backend) GetTensorAsync(t *runtime.Tensor, dst []byte, offset uint64) e
 	return b.dev.do(func() error {
 		d := b.dev.drv
 		err := d.check("cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), db.ptr+pos, uint64(len(dst)), b.stream))
+		if err == nil {
+			err = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
+		}
 		goruntime.KeepAlive(dst)
 		return err
 	})

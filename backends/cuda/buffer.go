@@ -88,6 +88,19 @@ func (bt *DeviceBufferType) AllocBuffer(size uint64) (runtime.Buffer, error) {
 	return &deviceBuffer{bt: bt, ptr: ptr, size: size}, nil
 }
 
+// sync checks r, the result of a call that the driver may leave running on
+// the device after it returns (device memsets and device-to-device copies
+// are asynchronous with respect to the host even in their "synchronous"
+// form), then waits for the context's work, so that the operation is
+// complete, and any fault it raised is reported, when the buffer method
+// returns, as the buffer contract expects.
+func (d *driver) sync(fn string, r Result) error {
+	if err := d.check(fn, r); err != nil {
+		return err
+	}
+	return d.check("cuCtxSynchronize", d.cuCtxSynchronize())
+}
+
 // deviceBuffer is one cuMemAlloc allocation.
 type deviceBuffer struct {
 	bt    *DeviceBufferType
@@ -144,6 +157,9 @@ func (b *deviceBuffer) InitTensor(t *runtime.Tensor) error {
 		return nil
 	}
 	return b.call(func(d *driver) error {
+		// Ordered before any later copy or kernel (the legacy stream
+		// and the backends' blocking streams order with each other), so
+		// no wait here.
 		return d.check("cuMemsetD8_v2", d.cuMemsetD8(b.ptr+pos, 0, padded-n))
 	})
 }
@@ -158,7 +174,7 @@ func (b *deviceBuffer) MemsetTensor(t *runtime.Tensor, value byte, offset, size 
 		return err
 	}
 	return b.call(func(d *driver) error {
-		return d.check("cuMemsetD8_v2", d.cuMemsetD8(b.ptr+pos, value, size))
+		return d.sync("cuMemsetD8_v2", d.cuMemsetD8(b.ptr+pos, value, size))
 	})
 }
 
@@ -226,7 +242,7 @@ func (b *deviceBuffer) CopyTensor(src, dst *runtime.Tensor) (bool, error) {
 				return true, nil
 			}
 			return true, b.call(func(d *driver) error {
-				return d.check("cuMemcpyDtoD_v2", d.cuMemcpyDtoD(b.ptr+dpos, sb.ptr+spos, n))
+				return d.sync("cuMemcpyDtoD_v2", d.cuMemcpyDtoD(b.ptr+dpos, sb.ptr+spos, n))
 			})
 		}
 		if hb, ok := src.Buffer.(runtime.HostBuffer); ok {
@@ -273,7 +289,7 @@ func (b *deviceBuffer) Clear(value byte) error {
 		return nil
 	}
 	return b.call(func(d *driver) error {
-		return d.check("cuMemsetD8_v2", d.cuMemsetD8(b.ptr, value, b.size))
+		return d.sync("cuMemsetD8_v2", d.cuMemsetD8(b.ptr, value, b.size))
 	})
 }
 

@@ -212,6 +212,12 @@ func (e *emuDevice) launch(f cuFunction, gx, gy, gz, bx, by, bz, shmem uint32, e
 	if extra == nil || f == 0 || int(f) > len(e.funcs) {
 		return resultInvalidValue
 	}
+	if err := checkLaunchLimits(gx, gy, gz, bx, by, bz, shmem); err != nil {
+		// A real GPU refuses such a launch (CUDA_ERROR_INVALID_VALUE);
+		// the emulator would run it, so refuse it here.
+		fmt.Fprintf(os.Stderr, "emulator: %s: %v\n", e.funcs[f-1], err)
+		return resultInvalidValue
+	}
 	words := unsafe.Slice((*uint64)(extra), 5)
 	argp := unsafe.Add(extra, scratchArgs-scratchExtra)
 	sizep := unsafe.Add(extra, scratchSize-scratchExtra)

@@ -175,7 +175,37 @@ func (b *Backend) addr(t *runtime.Tensor) (uint64, error) {
 	if _, err := runtime.CheckBufferRange(t.Buffer, t, 0, t.NBytes()); err != nil {
 		return 0, err
 	}
-	return t.Buffer.Base() + t.Offset, nil
+	p := t.Buffer.Base() + t.Offset
+	if err := checkAligned(t, p); err != nil {
+		return 0, err
+	}
+	return p, nil
+}
+
+// checkAligned reports an error when the kernels would read or write t's
+// elements at addresses that are not multiples of the element size (f32
+// and i32: 4, f16: 2; quantized blocks are read byte by byte). A GPU
+// faults on such an access with CUDA_ERROR_MISALIGNED_ADDRESS, a sticky
+// error that leaves the whole context unusable, so it is refused here.
+func checkAligned(t *runtime.Tensor, p uint64) error {
+	if t.Type.IsQuantized() {
+		return nil
+	}
+	a := t.Type.Size()
+	if a <= 1 || a&(a-1) != 0 || a > 8 {
+		return nil
+	}
+	bad := p%a != 0
+	for i := 0; i < runtime.MaxDims; i++ {
+		if t.Ne[i] > 1 && t.Nb[i]%a != 0 {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("tensor %q (%s) at offset %d with strides %v is not %d-byte aligned: %w",
+			t.Name, t.Type, t.Offset, t.Nb, a, runtime.ErrUnsupported)
+	}
+	return nil
 }
 
 // Launch geometry.
