@@ -1,0 +1,59 @@
+//go:build amd64 && !purego
+
+package vec
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// useQAVX2 is set once at program start: the quantized dot kernels need
+// AVX2, FMA and F16C (half-precision scale conversion). Never written
+// afterwards.
+var useQAVX2 = useAVX2 && cpu.X86.HasF16C
+
+// The kernels compute dst[0..3] (x4) or dst[0] (x1) for weight rows at w,
+// w+stride, ... against the q8_0 row y, over nb ≥ 1 blocks.
+
+//go:noescape
+func dotQ8x4AVX2(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ8x1AVX2(w *byte, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ4x4AVX2(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ4x1AVX2(w *byte, y *byte, nb int, dst *float32)
+
+func pb(b []byte) *byte { return unsafe.SliceData(b) }
+
+func dotQ8_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if !useQAVX2 {
+		dotQ8_0RowsGo(dst, w, stride, y, nb)
+		return
+	}
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		dotQ8x4AVX2(pb(w[r*stride:]), stride, pb(y), nb, &dst[r])
+	}
+	for ; r < len(dst); r++ {
+		dotQ8x1AVX2(pb(w[r*stride:]), pb(y), nb, &dst[r])
+	}
+}
+
+func dotQ4_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if !useQAVX2 {
+		dotQ4_0RowsGo(dst, w, stride, y, nb)
+		return
+	}
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		dotQ4x4AVX2(pb(w[r*stride:]), stride, pb(y), nb, &dst[r])
+	}
+	for ; r < len(dst); r++ {
+		dotQ4x1AVX2(pb(w[r*stride:]), pb(y), nb, &dst[r])
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package vec
+
+func dotQ8_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	dotQ8_0RowsGo(dst, w, stride, y, nb)
+}
+
+func dotQ4_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	dotQ4_0RowsGo(dst, w, stride, y, nb)
+}
