@@ -58,6 +58,9 @@ const (
 // and kept alive by the caller across the call.
 type driver struct {
 	handle uintptr
+	// called is set once cuInit has been called through this binding;
+	// from then on the library is never unloaded (see close).
+	called bool
 
 	cuInit                    func(flags uint32) Result
 	cuDriverGetVersion        func(v *int32) Result
@@ -174,9 +177,16 @@ func loadDriverFrom(lib string) (*driver, error) {
 	return d, nil
 }
 
-// close drops this binding's reference to the library.
+// close drops this binding's reference to the library, unless cuInit has
+// been called through it: libcuda is not marked NODELETE, and once
+// initialised it runs threads of its own and keeps process-wide state, so
+// the last dlclose would unmap code those threads are running (a crash
+// some time later) and a later dlopen would get a second, uninitialised
+// copy. An initialised driver therefore stays loaded (dlopen is reference
+// counted, so each binding costs only a count).
 func (d *driver) close() error {
-	if d.handle == 0 {
+	if d.handle == 0 || d.called {
+		d.handle = 0
 		return nil
 	}
 	err := purego.Dlclose(d.handle)
@@ -219,6 +229,7 @@ func (d *driver) check(fn string, r Result) error {
 // ErrNoDevice, anything else (no kernel module, driver/library mismatch)
 // is ErrNoDriver.
 func (d *driver) initDriver() error {
+	d.called = true
 	if err := d.check("cuInit", d.cuInit(0)); err != nil {
 		var de *DriverError
 		if errors.As(err, &de) && (de.Code == resultNoDevice) {
