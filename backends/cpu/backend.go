@@ -175,6 +175,14 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 		}
 	}
 	nth := b.threadsFor(n)
+	if n.Op == runtime.OpMulMat {
+		if quant, dot, rows := mulMatQuantKernels(n, mem[0], mem[1], mem[2], scratch); dot != nil {
+			if err := b.pool.run(b.threadsForWork(rows*n.Src[0].Ne[0]*4), quant); err != nil {
+				return err
+			}
+			return b.pool.run(nth, dot)
+		}
+	}
 	if f := fastKernel(n, mem[0], mem[1:], scratch, nth); f != nil {
 		return b.pool.run(nth, f)
 	}
@@ -188,6 +196,11 @@ func (b *Backend) threadsFor(n *runtime.Tensor) int {
 	if n.Op == runtime.OpMulMat {
 		work *= n.Src[0].Ne[0]
 	}
+	return b.threadsForWork(work)
+}
+
+// threadsForWork is the worker count for about work units of work.
+func (b *Backend) threadsForWork(work int64) int {
 	nth := b.threads
 	if lim := work / 8192; int64(nth) > lim {
 		nth = int(max(lim, 1))

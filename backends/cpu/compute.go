@@ -18,7 +18,10 @@ import (
 // scratchPool holds one float32 scratch slice per worker, reused across the
 // nodes of one Compute. prepare must run before the workers start; each
 // worker then touches only its own slot.
-type scratchPool struct{ bufs [][]float32 }
+type scratchPool struct {
+	bufs [][]float32
+	q    []byte // quantized activations of a MUL_MAT, shared by its workers
+}
 
 func (p *scratchPool) prepare(nth int) {
 	for len(p.bufs) < nth {

@@ -1,0 +1,172 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gogml/gogml/gallocr"
+	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	"github.com/gogml/gogml/runtime"
+)
+
+// TestQuantizeRowQ8 checks the fast activation quantizer byte for byte
+// against the reference (ggml's quantize_row_q8_0_ref).
+func TestQuantizeRowQ8(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	cases := map[string]func(i int) float32{
+		"zero":      func(int) float32 { return 0 },
+		"uniform":   func(int) float32 { return float32(r.Float64()*2 - 1) },
+		"wide":      func(int) float32 { return float32(r.NormFloat64() * math.Exp(r.Float64()*40-20)) },
+		"halves":    func(i int) float32 { return float32(i%64-32) + 0.5 },
+		"tiny":      func(int) float32 { return float32(r.Float64()-0.5) * 1e-40 },
+		"huge":      func(int) float32 { return float32(r.Float64()-0.5) * 3e38 },
+		"ties":      func(i int) float32 { return []float32{127, 0.5, -0.5, 1.5, -2.5, 126.5}[i%6] },
+		"inf":       func(i int) float32 { return []float32{1, inf, -2, 3}[i%4] },
+		"nan":       func(i int) float32 { return []float32{1, nan, -2, 3}[i%4] },
+		"nextafter": func(i int) float32 { return math.Nextafter32(float32(i%7)+0.5, 0) },
+	}
+	for name, gen := range cases {
+		t.Run(name, func(t *testing.T) {
+			for rep := 0; rep < 20; rep++ {
+				x := make([]float32, 32*8)
+				for i := range x {
+					x[i] = gen(i + rep)
+				}
+				want := make([]byte, 8*cpukernels.BlockQ8_0Size)
+				got := make([]byte, len(want))
+				if err := cpukernels.QuantizeRowQ8_0(x, want); err != nil {
+					t.Fatal(err)
+				}
+				if err := quantizeRowQ8(x, got); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("byte %d (block %d): %#02x, want %#02x", i, i/cpukernels.BlockQ8_0Size, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+	if err := quantizeRowQ8(make([]float32, 33), make([]byte, 68)); err == nil {
+		t.Error("33 elements: no error")
+	}
+}
+
+// TestMulMatQuant runs quantized MUL_MAT through the backend (both
+// phases, tiles, broadcasting over dims 2 and 3) and compares it with
+// ggml's arithmetic done plainly: dequantized weights times the q8_0
+// rounding of the activations, in float64.
+func TestMulMatQuant(t *testing.T) {
+	shapes := []struct{ k, n, m, a2, a3, b2, b3 int64 }{
+		{32, 4, 1, 1, 1, 1, 1},
+		{64, 17, 5, 1, 1, 1, 1},
+		{128, 37, 70, 2, 1, 4, 3},
+		{256, 130, 3, 1, 1, 1, 1},
+	}
+	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0} {
+		for _, s := range shapes {
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%s/k%d_n%d_m%d_b%dx%d/threads%d", typ, s.k, s.n, s.m, s.b2, s.b3, threads), func(t *testing.T) {
+					testMulMatQuant(t, typ, s.k, s.n, s.m, [2]int64{s.a2, s.a3}, [2]int64{s.b2, s.b3}, threads)
+				})
+			}
+		}
+	}
+}
+
+func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]int64, threads int) {
+	r := rand.New(rand.NewPCG(uint64(k), uint64(n*m)))
+	ctx := runtime.NewContext()
+	a := ctx.NewTensor(typ, k, n, ae[0], ae[1])
+	b := ctx.NewTensor(runtime.TypeF32, k, m, be[0], be[1])
+	out := ctx.MulMat(a, b)
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	buf, err := gallocr.AllocCtxTensors(ctx, DefaultBufferType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	rand32 := func(n int64) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	af := rand32(k * n * ae[0] * ae[1])
+	aq := make([]byte, a.NBytes())
+	rowBytes := int64(typ.RowSize(k))
+	for i := int64(0); i < n*ae[0]*ae[1]; i++ {
+		if err := cpukernels.FromFloat(typ, af[i*k:(i+1)*k], aq[i*rowBytes:(i+1)*rowBytes]); err != nil {
+			t.Fatal(err)
+		}
+		if err := cpukernels.ToFloat(typ, aq[i*rowBytes:(i+1)*rowBytes], af[i*k:(i+1)*k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bf := rand32(k * m * be[0] * be[1])
+	if err := runtime.SetTensorData(a, aq, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.SetTensorData(b, f32Bytes(bf), 0); err != nil {
+		t.Fatal(err)
+	}
+	be2 := NewBackend(BackendOptions{Threads: threads})
+	defer be2.Close()
+	g := runtime.NewGraph()
+	if err := g.BuildForwardExpand(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := be2.Compute(g); err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, out.NBytes())
+	if err := runtime.GetTensorData(out, raw, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The activations as ggml rounds them.
+	q := make([]byte, cpukernels.BlockQ8_0Size*k/32)
+	for i := int64(0); i < m*be[0]*be[1]; i++ {
+		row := bf[i*k : (i+1)*k]
+		if err := cpukernels.QuantizeRowQ8_0(row, q); err != nil {
+			t.Fatal(err)
+		}
+		if err := cpukernels.DequantizeRowQ8_0(q, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i3 := int64(0); i3 < be[1]; i3++ {
+		for i2 := int64(0); i2 < be[0]; i2++ {
+			for i := int64(0); i < m; i++ {
+				for j := int64(0); j < n; j++ {
+					ar := af[((i3/(be[1]/ae[1])*ae[0]+i2/(be[0]/ae[0]))*n+j)*k:][:k]
+					br := bf[((i3*be[0]+i2)*m+i)*k:][:k]
+					var want, mag float64
+					for x := range ar {
+						want += float64(ar[x]) * float64(br[x])
+						mag += math.Abs(float64(ar[x]) * float64(br[x]))
+					}
+					got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(((i3*be[0]+i2)*m+i)*n+j):]))
+					if math.Abs(float64(got)-want) > 1e-5*mag {
+						t.Fatalf("out[%d,%d,%d,%d] = %v, want %v (magnitude %v)", j, i, i2, i3, got, want, mag)
+					}
+				}
+			}
+		}
+	}
+}
+
+func f32Bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
