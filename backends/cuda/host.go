@@ -43,8 +43,11 @@ func (bt *HostBufferType) AllocBuffer(size uint64) (runtime.Buffer, error) {
 	if n == 0 {
 		n = 1
 	}
-	if n > 1<<62 {
-		return nil, fmt.Errorf("CUDA_Host: %d bytes: %w", size, ErrOutOfMemory)
+	// Pinned memory is resident RAM: refuse more than the machine has
+	// before the driver tries to lock it (which for absurd sizes may fail
+	// with another code than out-of-memory, or page the machine to a halt).
+	if ram := physicalMemory(); n > 1<<62 || (ram != 0 && n > ram) {
+		return nil, fmt.Errorf("CUDA_Host: %d bytes, more than the machine's %d bytes of RAM: %w", size, ram, ErrOutOfMemory)
 	}
 	var p unsafe.Pointer
 	err := bt.dev.do(func() error {
