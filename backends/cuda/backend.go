@@ -46,6 +46,11 @@ type Backend struct {
 	// (get_rows: a flag and the offending row index).
 	status uint64
 
+	// qbuf is device memory (qsize bytes) for MulMat's activations
+	// rounded to q8_0 (see quantizesActivations); 0 until first needed.
+	qbuf  uint64
+	qsize uint64
+
 	devType  *DeviceBufferType
 	hostType *HostBufferType
 	closed   bool
@@ -169,8 +174,11 @@ func (b *Backend) Close() error {
 				first = err
 			}
 		}
-		if b.status != 0 {
-			if err := d.check("cuMemFree_v2", d.cuMemFree(b.status)); first == nil {
+		for _, p := range []uint64{b.status, b.qbuf} {
+			if p == 0 {
+				continue
+			}
+			if err := d.check("cuMemFree_v2", d.cuMemFree(p)); first == nil {
 				first = err
 			}
 		}

@@ -89,6 +89,7 @@ var (
 	kMulVecF16   = kernel{"matmul", "k_mul_mat_vec_f16", []argKind{aP, aS, aP, aS, aP, aS}}
 	kMulVecQ4_0  = kernel{"matmul", "k_mul_mat_vec_q4_0", []argKind{aP, aS, aP, aS, aP, aS}}
 	kMulVecQ8_0  = kernel{"matmul", "k_mul_mat_vec_q8_0", []argKind{aP, aS, aP, aS, aP, aS}}
+	kQuantQ8     = kernel{"matmul", "k_quant_q8_0_f32", []argKind{aP, aS, aP, aS}}
 	kRope        = kernel{"rope", "k_rope_f32", []argKind{aP, aS, aP, aS, aP, aP, aI, aI, aF, aF, aF, aF, aF, aF, aI}}
 )
 
@@ -97,7 +98,7 @@ var allKernels = []*kernel{
 	&kBinary, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
 	&kMulMatF32, &kMulMatF16, &kMulMatQ4_0, &kMulMatQ8_0,
-	&kMulVecF32, &kMulVecF16, &kMulVecQ4_0, &kMulVecQ8_0,
+	&kMulVecF32, &kMulVecF16, &kMulVecQ4_0, &kMulVecQ8_0, &kQuantQ8,
 	&kRope,
 }
 
@@ -128,11 +129,14 @@ func (a *args) ptr(p uint64) *args {
 }
 
 // shape appends t's ne and nb as a struct shape4.
-func (a *args) shape(t *runtime.Tensor) *args {
+func (a *args) shape(t *runtime.Tensor) *args { return a.layout(t.Ne, t.Nb) }
+
+// layout appends ne and nb as a struct shape4.
+func (a *args) layout(ne [runtime.MaxDims]int64, nb [runtime.MaxDims]uint64) *args {
 	b := a.put(argShape)
 	for i := 0; i < runtime.MaxDims; i++ {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(t.Ne[i]))
-		binary.LittleEndian.PutUint64(b[32+8*i:], t.Nb[i])
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(ne[i]))
+		binary.LittleEndian.PutUint64(b[32+8*i:], nb[i])
 	}
 	return a
 }

@@ -367,9 +367,40 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 	return fmt.Errorf("op %s: %w", t.Op, runtime.ErrUnsupported)
 }
 
+// quantMinRows is the fewest weight rows for which MulMat rounds its
+// activations to q8_0 first, the same rule as the CPU backend (whose
+// narrower products take the dequantizing path).
+const quantMinRows = 4
+
+// quantizesActivations reports whether MulMat node t rounds its f32
+// activations to q8_0 before the product, as ggml's CPU path and the CPU
+// backend do for q8_0 and q4_0 weights: then results agree with theirs.
+func quantizesActivations(t *runtime.Tensor) bool {
+	s0, s1 := t.Src[0], t.Src[1]
+	return (s0.Type == runtime.TypeQ8_0 || s0.Type == runtime.TypeQ4_0) && s0.Ne[1] >= quantMinRows &&
+		s0.Ne[0]%runtime.TypeQ8_0.BlockSize() == 0 && s1.Nb[0] == 4 && t.Nb[0] == 4
+}
+
 func (b *Backend) mulMat(t *runtime.Tensor, dst, pa, pb uint64) error {
 	s0, s1 := t.Src[0], t.Src[1]
-	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).shape(s1)
+	bNe, bNb := s1.Ne, s1.Nb
+	if quantizesActivations(t) {
+		n := uint64(s1.Nelements()) * 4
+		q, err := b.quantScratch(n)
+		if err != nil {
+			return err
+		}
+		bNb = [runtime.MaxDims]uint64{4, 4 * uint64(bNe[0])}
+		bNb[2] = bNb[1] * uint64(bNe[1])
+		bNb[3] = bNb[2] * uint64(bNe[2])
+		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1)
+		blocks := s1.Nelements() / runtime.TypeQ8_0.BlockSize()
+		if err := b.launch(&kQuantQ8, dim3{clampGrid(ceilDiv(blocks, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, qa); err != nil {
+			return err
+		}
+		pb = q
+	}
+	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).layout(bNe, bNb)
 	batches := s1.Ne[2] * s1.Ne[3]
 	if s1.Ne[1] == 1 {
 		k := map[runtime.Type]*kernel{f32: &kMulVecF32, f16: &kMulVecF16, runtime.TypeQ4_0: &kMulVecQ4_0, runtime.TypeQ8_0: &kMulVecQ8_0}[s0.Type]
@@ -430,4 +461,31 @@ func (b *Backend) checkStatus(t *runtime.Tensor) error {
 		return err
 	}
 	return fmt.Errorf("row index %d of %q outside [0, %d): %w", st[1], t.Src[1].Name, t.Src[0].Ne[1], runtime.ErrOutOfBounds)
+}
+
+// quantScratch returns device memory of at least n bytes for MulMat's
+// rounded activations, kept across nodes and Computes and grown on demand.
+// The caller holds b.mu and runs inside dev.do.
+func (b *Backend) quantScratch(n uint64) (uint64, error) {
+	if n <= b.qsize {
+		return b.qbuf, nil
+	}
+	d := b.dev.drv
+	if b.qbuf != 0 {
+		// Kernels queued earlier may still read the old buffer.
+		if err := d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream)); err != nil {
+			return 0, err
+		}
+		if err := d.check("cuMemFree_v2", d.cuMemFree(b.qbuf)); err != nil {
+			return 0, err
+		}
+		b.qbuf, b.qsize = 0, 0
+	}
+	size := (max(n, 1<<20) + 1<<20 - 1) &^ (1<<20 - 1)
+	var p uint64
+	if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&p, size)); err != nil {
+		return 0, fmt.Errorf("mul_mat activation scratch of %d bytes: %w", size, err)
+	}
+	b.qbuf, b.qsize = p, size
+	return p, nil
 }

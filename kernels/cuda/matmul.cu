@@ -173,3 +173,36 @@ extern "C" __global__ void k_mul_mat_vec_q4_0(char *dst, shape4 d, const char *a
 extern "C" __global__ void k_mul_mat_vec_q8_0(char *dst, shape4 d, const char *a, shape4 sa, const char *b, shape4 sb) {
     mul_mat_vec<T_Q8_0>(dst, d, a, sa, b, sb);
 }
+
+// Activations for q8_0/q4_0 weights, rounded as ggml's CPU path (and the
+// CPU backend) quantizes them before its integer dot products: each block
+// of 32 elements of a row of a (f32) becomes q8_0 (scale amax/127 stored as
+// f16, values round-half-away(x / scale) as int8), written back expanded
+// to f32 in dst (a's shape, dense). The product of that with the weights
+// then matches the reference's q8_0 dots up to float summation order. One
+// thread per block, grid-stride over all blocks of all rows.
+extern "C" __global__ void k_quant_q8_0_f32(char *dst, shape4 d, const char *a, shape4 sa) {
+    const i64 nblk = sa.ne[0] / QK;
+    const i64 total = nblk * nrows(sa);
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (i64)gridDim.x * blockDim.x) {
+        const i64 r = i / nblk;
+        const i64 blk = i % nblk;
+        i64 i1, i2, i3;
+        const i64 oa = row_offset(sa, r, &i1, &i2, &i3) + blk * QK * sa.nb[0];
+        const i64 od = i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3] + blk * QK * d.nb[0];
+        float x[QK];
+        float amax = 0.0f;
+#pragma unroll
+        for (int j = 0; j < QK; j++) {
+            x[j] = *(const float *)(a + oa + j * sa.nb[0]);
+            amax = fmaxf(amax, fabsf(x[j]));
+        }
+        const float scale = amax / 127.0f;
+        const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+        const float stored = __half2float(__float2half_rn(scale));
+#pragma unroll
+        for (int j = 0; j < QK; j++) {
+            *(float *)(dst + od + j * d.nb[0]) = roundf(x[j] * inv) * stored;
+        }
+    }
+}

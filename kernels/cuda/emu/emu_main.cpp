@@ -55,6 +55,7 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_mul_mat_vec_f16, (char *, shape4, const char *, shape4, const char *, shape4)) \
     X(k_mul_mat_vec_q4_0, (char *, shape4, const char *, shape4, const char *, shape4)) \
     X(k_mul_mat_vec_q8_0, (char *, shape4, const char *, shape4, const char *, shape4)) \
+    X(k_quant_q8_0_f32, (char *, shape4, const char *, shape4))                \
     X(k_rope_f32, (char *, shape4, const char *, shape4, const char *, const char *, int, int, float, float, float, float, float, float, int))
 
 #define DECLARE(name, params) extern "C" void name params;
