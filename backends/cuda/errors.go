@@ -22,6 +22,12 @@ var (
 	ErrOutOfMemory = fmt.Errorf("cuda: %w", runtime.ErrOutOfMemory)
 	// ErrClosed: use of a backend after Close.
 	ErrClosed = errors.New("cuda: backend closed")
+	// ErrContextLost: a kernel faulted on the device (illegal or
+	// misaligned address, illegal instruction, launch failure, ...). Such
+	// errors are sticky: the device's context, shared by every Backend and
+	// buffer of that device in the process, refuses all further work, so
+	// the process must restart to use the GPU again.
+	ErrContextLost = errors.New("cuda: device context lost after a kernel fault")
 )
 
 // Result is a CUresult, the status code every driver entry point returns.
@@ -44,25 +50,50 @@ const (
 	resultIllegalAddress    Result = 700
 	resultUnknown           Result = 999
 	resultHostMemRegistered Result = 712
+	resultLaunchTimeout     Result = 702
+	resultHardwareStack     Result = 714
+	resultIllegalInstr      Result = 715
+	resultMisaligned        Result = 716
+	resultInvalidAddrSpace  Result = 717
+	resultInvalidPC         Result = 718
+	resultLaunchFailed      Result = 719
 )
+
+// sticky reports whether r is one of the driver's unrecoverable kernel
+// faults, after which the context accepts no more work.
+func sticky(r Result) bool {
+	switch r {
+	case resultIllegalAddress, resultLaunchTimeout, resultHardwareStack, resultIllegalInstr,
+		resultMisaligned, resultInvalidAddrSpace, resultInvalidPC, resultLaunchFailed:
+		return true
+	}
+	return false
+}
 
 // fallbackNames names the codes above when the driver cannot be asked
 // (cuGetErrorName unavailable or failing).
 var fallbackNames = map[Result]string{
-	resultSuccess:         "CUDA_SUCCESS",
-	resultInvalidValue:    "CUDA_ERROR_INVALID_VALUE",
-	resultOutOfMemory:     "CUDA_ERROR_OUT_OF_MEMORY",
-	resultNotInitialized:  "CUDA_ERROR_NOT_INITIALIZED",
-	resultInsufficientDrv: "CUDA_ERROR_INSUFFICIENT_DRIVER",
-	resultNoDevice:        "CUDA_ERROR_NO_DEVICE",
-	resultInvalidDevice:   "CUDA_ERROR_INVALID_DEVICE",
-	resultInvalidPTX:      "CUDA_ERROR_INVALID_PTX",
-	resultUnsupportedPTX:  "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-	resultNotFound:        "CUDA_ERROR_NOT_FOUND",
-	resultNotReady:        "CUDA_ERROR_NOT_READY",
-	resultIllegalAddress:  "CUDA_ERROR_ILLEGAL_ADDRESS",
-	resultLaunchOutOfRes:  "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-	resultUnknown:         "CUDA_ERROR_UNKNOWN",
+	resultSuccess:          "CUDA_SUCCESS",
+	resultInvalidValue:     "CUDA_ERROR_INVALID_VALUE",
+	resultOutOfMemory:      "CUDA_ERROR_OUT_OF_MEMORY",
+	resultNotInitialized:   "CUDA_ERROR_NOT_INITIALIZED",
+	resultInsufficientDrv:  "CUDA_ERROR_INSUFFICIENT_DRIVER",
+	resultNoDevice:         "CUDA_ERROR_NO_DEVICE",
+	resultInvalidDevice:    "CUDA_ERROR_INVALID_DEVICE",
+	resultInvalidPTX:       "CUDA_ERROR_INVALID_PTX",
+	resultUnsupportedPTX:   "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+	resultNotFound:         "CUDA_ERROR_NOT_FOUND",
+	resultNotReady:         "CUDA_ERROR_NOT_READY",
+	resultIllegalAddress:   "CUDA_ERROR_ILLEGAL_ADDRESS",
+	resultLaunchOutOfRes:   "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+	resultLaunchTimeout:    "CUDA_ERROR_LAUNCH_TIMEOUT",
+	resultHardwareStack:    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+	resultIllegalInstr:     "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+	resultMisaligned:       "CUDA_ERROR_MISALIGNED_ADDRESS",
+	resultInvalidAddrSpace: "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+	resultInvalidPC:        "CUDA_ERROR_INVALID_PC",
+	resultLaunchFailed:     "CUDA_ERROR_LAUNCH_FAILED",
+	resultUnknown:          "CUDA_ERROR_UNKNOWN",
 }
 
 // DriverError is a failed driver call: the entry point, the CUresult and
@@ -83,9 +114,12 @@ func (e *DriverError) Error() string {
 }
 
 // Is matches the package sentinels (and through ErrOutOfMemory,
-// runtime.ErrOutOfMemory) by code.
+// runtime.ErrOutOfMemory) by code; the sticky kernel faults match
+// ErrContextLost.
 func (e *DriverError) Is(target error) bool {
 	switch target {
+	case ErrContextLost:
+		return sticky(e.Code)
 	case ErrOutOfMemory, runtime.ErrOutOfMemory:
 		return e.Code == resultOutOfMemory
 	case ErrNoDevice:

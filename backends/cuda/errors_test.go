@@ -21,6 +21,11 @@ func TestDriverErrorMatchesSentinels(t *testing.T) {
 		{resultInvalidDevice, ErrNoDevice, true},
 		{resultInvalidValue, ErrOutOfMemory, false},
 		{resultIllegalAddress, ErrNoDevice, false},
+		{resultIllegalAddress, ErrContextLost, true},
+		{resultMisaligned, ErrContextLost, true},
+		{resultLaunchFailed, ErrContextLost, true},
+		{resultOutOfMemory, ErrContextLost, false},
+		{resultLaunchOutOfRes, ErrContextLost, false},
 	}
 	for _, tc := range tests {
 		t.Run(resultName(tc.code), func(t *testing.T) {
