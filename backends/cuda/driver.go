@@ -157,7 +157,28 @@ func (d *driver) bindings() []binding {
 // loadDriver opens libcuda.so.1 and binds every entry point. Errors wrap
 // ErrNoDriver. dlopen is reference counted, so loading once per backend is
 // cheap and needs no process-wide state.
-func loadDriver() (*driver, error) { return loadDriverFrom(libName) }
+func loadDriver() (*driver, error) {
+	d, err := loadDriverFrom(libName)
+	if err == nil {
+		return d, nil
+	}
+	// Where the loader's search path may not reach: WSL's driver folder
+	// and the folder container runtimes mount the host driver into.
+	for _, p := range libFallbacks {
+		if d, ferr := loadDriverFrom(p); ferr == nil {
+			return d, nil
+		}
+	}
+	return nil, err
+}
+
+// libFallbacks are absolute paths of libcuda tried when the plain name is
+// not found.
+var libFallbacks = [...]string{
+	"/usr/lib/wsl/lib/libcuda.so.1",
+	"/usr/local/nvidia/lib64/libcuda.so.1",
+	"/usr/lib64/nvidia/libcuda.so.1",
+}
 
 // loadDriverFrom is loadDriver for a given library file name.
 func loadDriverFrom(lib string) (*driver, error) {

@@ -35,6 +35,14 @@ cd "$HERE"
 chmod +x ./cuda.test 2>/dev/null
 [ -f ./gogml ] && chmod +x ./gogml 2>/dev/null
 fail=0
+# The driver library may sit outside the loader's search path (container
+# mounts); add the usual folders that hold it.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+	for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib/wsl/lib; do
+		[ -e "$d/libcuda.so.1" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	done
+	export LD_LIBRARY_PATH
+fi
 
 status() { echo "$1: $2" | tee -a "$R/summary.txt"; }
 : > "$R/summary.txt"
@@ -43,6 +51,8 @@ status() { echo "$1: $2" | tee -a "$R/summary.txt"; }
 	date -u
 	uname -a
 	cat VERSION 2>/dev/null
+	echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+	ldconfig -p 2>/dev/null | grep libcuda || echo "libcuda not in the loader cache"
 	nvidia-smi 2>&1 || echo "nvidia-smi not available"
 	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv 2>&1 || true
 } > "$R/env.txt" 2>&1
