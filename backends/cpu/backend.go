@@ -129,6 +129,8 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 	if g == nil {
 		return fmt.Errorf("cpu backend: nil graph: %w", runtime.ErrGraph)
 	}
+	// b must stay reachable while its workers run: its cleanup stops them.
+	defer goruntime.KeepAlive(b)
 	for i, n := range g.Nodes() {
 		if n.Op == runtime.OpNone || n.Op.IsViewOp() {
 			continue

@@ -19,11 +19,13 @@ import (
 // matched by exactly one receive: whoever wins the flag's compare-and-swap
 // from true to false decides whether a token is sent.
 //
-// run must not be called concurrently with itself (a Backend runs one
-// Compute at a time); stop may be called from any goroutine, more than
-// once, but not during run.
+// run and stop may be called from any goroutine (a mutex orders them);
+// stop may be called more than once.
 type workerPool struct {
-	size int // worker count including the caller
+	size int  // worker count including the caller
+	spin bool // busy-poll before parking: every worker can have its own P
+
+	mu sync.Mutex // held by run and stop: a stop never interleaves a run
 
 	startOnce sync.Once
 	workers   []*poolWorker
@@ -57,7 +59,8 @@ type poolWorker struct {
 const spinFor = 50 * time.Microsecond
 
 func newWorkerPool(size int) *workerPool {
-	return &workerPool{size: max(size, 1), done: make(chan struct{}, 1)}
+	size = max(size, 1)
+	return &workerPool{size: size, spin: size <= goruntime.GOMAXPROCS(0), done: make(chan struct{}, 1)}
 }
 
 func (p *workerPool) start() {
@@ -74,11 +77,6 @@ func (p *workerPool) start() {
 		}
 	})
 }
-
-// canSpin reports whether busy-polling is worthwhile: only when every
-// worker can have its own P, else a spinner delays the goroutine it waits
-// for.
-func (p *workerPool) canSpin() bool { return p.size <= goruntime.GOMAXPROCS(0) }
 
 // loop is worker i's life: wait for a job newer than seen, run its share.
 func (p *workerPool) loop(i int, w *poolWorker, seen *poolJob) {
@@ -101,7 +99,7 @@ func (p *workerPool) loop(i int, w *poolWorker, seen *poolJob) {
 
 // next returns the first job after seen, spinning briefly then parking.
 func (p *workerPool) next(w *poolWorker, seen *poolJob) *poolJob {
-	if p.canSpin() {
+	if p.spin {
 		var t0 time.Time
 		for n := 0; ; n++ {
 			if j := p.cur.Load(); j != seen {
@@ -140,7 +138,12 @@ func (p *workerPool) wakeWorker(i int) {
 // the caller taking ith 0, and returns the lowest-numbered worker's error.
 func (p *workerPool) run(nth int, f func(ith, nth int) error) error {
 	nth = min(nth, p.size)
-	if nth <= 1 || p.stopped.Load() {
+	if nth <= 1 {
+		return f(0, 1)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped.Load() {
 		return f(0, 1)
 	}
 	p.start()
@@ -168,7 +171,7 @@ func (p *workerPool) wait() {
 	if p.pending.Load() == 0 {
 		return
 	}
-	if p.canSpin() {
+	if p.spin {
 		var t0 time.Time
 		for n := 0; ; n++ {
 			if p.pending.Load() == 0 {
@@ -194,6 +197,8 @@ func (p *workerPool) wait() {
 // stop ends the workers and waits for them to exit. Later runs execute on
 // the caller alone.
 func (p *workerPool) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.stopped.Swap(true) {
 		return
 	}

@@ -112,3 +112,29 @@ func TestBackendNoGoroutineLeak(t *testing.T) {
 	}
 	waitGoroutines(t, base)
 }
+
+// TestWorkerPoolStopDuringRuns: a stop from another goroutine while runs
+// go on ends the workers without losing a run's work.
+func TestWorkerPoolStopDuringRuns(t *testing.T) {
+	base := goruntime.NumGoroutine()
+	for rep := 0; rep < 20; rep++ {
+		p := newWorkerPool(3)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; i < 200; i++ {
+				var hits atomic.Int32
+				if err := p.run(3, func(int, int) error { hits.Add(1); return nil }); err != nil {
+					t.Error(err)
+				}
+				if got := hits.Load(); got != 3 && got != 1 {
+					t.Errorf("run %d: %d workers ran", i, got)
+				}
+			}
+		}()
+		time.Sleep(time.Duration(rep) * 20 * time.Microsecond)
+		p.stop()
+		<-done
+	}
+	waitGoroutines(t, base)
+}
