@@ -65,7 +65,7 @@ GL_TAGS ?= opengl,egl
 .PHONY: bench-opengl gl-gpu-check run-opengl
 test-opengl:
 	sh scripts/ensure-gl-deps.sh
-	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./kernels/glsl/...
+	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./kernels/glsl/... ./model/llama/...
 	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -tags $(GL_TAGS) -run 'TestConformance|TestOps' ./backends/opengl/
 bench-opengl:
 	sh scripts/ensure-gl-deps.sh
