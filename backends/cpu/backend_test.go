@@ -8,11 +8,13 @@ import (
 )
 
 // TestBackendConformance runs the shared suite (buffers, then every op)
-// on the CPU backend with more workers than cores, so row splitting and
-// uneven parts are exercised, and again single-threaded on a reduced table.
+// on the CPU backend with more workers than cores, every node split across
+// all of them (so row splitting, uneven parts and empty shares are
+// exercised), and again single-threaded on a reduced table.
 func TestBackendConformance(t *testing.T) {
 	for _, threads := range []int{3, 1} {
 		be := cpu.NewBackend(cpu.BackendOptions{Threads: threads})
+		cpu.SplitEverything(be)
 		t.Run("threads"+itoa(uint64(threads)), func(t *testing.T) {
 			var opts []backendtest.OpOption
 			if threads == 1 || raceEnabled {

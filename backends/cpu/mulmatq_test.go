@@ -119,6 +119,7 @@ func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]in
 		t.Fatal(err)
 	}
 	be2 := NewBackend(BackendOptions{Threads: threads})
+	SplitEverything(be2)
 	defer be2.Close()
 	g := runtime.NewGraph()
 	if err := g.BuildForwardExpand(out); err != nil {

@@ -55,8 +55,10 @@ type poolWorker struct {
 }
 
 // spinFor is how long an idle worker (or the waiting caller) polls before
-// parking.
-const spinFor = 50 * time.Microsecond
+// parking: long enough to bridge the gap between the Computes of
+// consecutive tokens of a small model (graph building, about 0.1 ms),
+// short enough that an idle backend costs nothing measurable.
+const spinFor = 200 * time.Microsecond
 
 func newWorkerPool(size int) *workerPool {
 	size = max(size, 1)
