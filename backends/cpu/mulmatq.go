@@ -28,6 +28,11 @@ const (
 // which is also free of the activation rounding.
 const qMinN = 4
 
+// qMaxM is the most activation rows for which the integer dots run: above
+// it, dequantizing each weight row once and running the register-blocked
+// f32 GEMM is faster (BenchmarkMulMatQuantPaths).
+const qMaxM = 96
+
 // quantizeRowQ8 writes x (a multiple of 32 elements) as q8_0 blocks into
 // dst, byte for byte as cpukernels.QuantizeRowQ8_0 (ggml's reference) does,
 // only faster: round-half-away-from-zero of the float32 product v·id is
@@ -76,9 +81,9 @@ func quantizeRowQ8(x []float32, dst []byte) error {
 // output tiles). It returns nils when the node is not of that kind: the
 // weights q8_0 or q4_0 with dense rows, activations and result f32 with
 // dense rows.
-func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool) (quant, dot func(ith, nth int) error, qrows int64) {
+func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, maxM int64) (quant, dot func(ith, nth int) error, qrows int64) {
 	a, b := t.Src[0], t.Src[1]
-	if (a.Type != runtime.TypeQ8_0 && a.Type != runtime.TypeQ4_0) || !a.IsContiguousRows() ||
+	if b.Ne[1] > maxM || (a.Type != runtime.TypeQ8_0 && a.Type != runtime.TypeQ4_0) || !a.IsContiguousRows() ||
 		a.Ne[1] < qMinN || !f32Layout(t, dm) || !f32Layout(b, bm) || a.Ne[0]%vec.QK != 0 {
 		return nil, nil, 0
 	}

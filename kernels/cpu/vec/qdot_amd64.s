@@ -19,7 +19,7 @@ REP4(qones16, 0x0001000100010001)
 REP4(qnib, 0x0f0f0f0f0f0f0f0f)
 REP4(qeight, 0x0808080808080808)
 
-// QDOT: acc += float(Σ pairs |w|·(y·sign w)) · (half(ptr) · X5), with the
+// QDOT: acc += float(Σ pairs |w|·(y·sign w)) · (half(ptr) · Y5), with the
 // weight bytes in Y6 and the activation bytes in Y4.
 #define QDOT(ptr, acc) \
 	VPSIGNB Y6, Y6, Y7 \
@@ -27,11 +27,9 @@ REP4(qeight, 0x0808080808080808)
 	VPMADDUBSW Y8, Y7, Y8 \
 	VPMADDWD Y15, Y8, Y8 \
 	VCVTDQ2PS Y8, Y8 \
-	MOVWLZX (ptr), AX \
-	VMOVD AX, X9 \
-	VCVTPH2PS X9, X9 \
-	VMULSS X5, X9, X9 \
-	VBROADCASTSS X9, Y9 \
+	VPBROADCASTW (ptr), X9 \
+	VCVTPH2PS X9, Y9 \
+	VMULPS Y5, Y9, Y9 \
 	VFMADD231PS Y9, Y8, acc
 
 #define Q8ROW(ptr, acc) \
@@ -48,12 +46,12 @@ REP4(qeight, 0x0808080808080808)
 	VPSUBB Y13, Y6, Y6 \
 	QDOT(ptr, acc)
 
-// YLOAD loads the activation block at DX: bytes into Y4, scale into X5.
+// YLOAD loads the activation block at DX: bytes into Y4, scale into all
+// lanes of Y5.
 #define YLOAD \
 	VMOVDQU 2(DX), Y4 \
-	MOVWLZX (DX), AX \
-	VMOVD AX, X5 \
-	VCVTPH2PS X5, X5
+	VPBROADCASTW (DX), X5 \
+	VCVTPH2PS X5, Y5
 
 #define HSUM(acc, xacc, off) \
 	VEXTRACTF128 $1, acc, X10 \
