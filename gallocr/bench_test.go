@@ -29,19 +29,6 @@ func BenchmarkReserveFresh(b *testing.B) {
 	benchReserve(b, f, func() *runtime.Graph { return f.Graph })
 }
 
-// BenchmarkReserveFreshIndex is BenchmarkReserveFresh with the graph and
-// its tensor index built anew each iteration (what ggml's hash set costs).
-func BenchmarkReserveFreshIndex(b *testing.B) {
-	f := loadBig(b)
-	benchReserve(b, f, func() *runtime.Graph {
-		g, err := runtime.NewGraphFrom(f.Graph.Leafs(), f.Graph.Nodes())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return g
-	})
-}
-
 func benchReserve(b *testing.B, f *runtime.GraphFile, graph func() *runtime.Graph) {
 	bufts := f.BufferList()
 	nodes := f.Graph.NumNodes()

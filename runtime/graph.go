@@ -1,34 +1,32 @@
 package runtime
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Graph is ggml's compute graph: leafs (constants and inputs, op NONE
 // without FlagParam) and nodes (computed tensors, in evaluation order).
 type Graph struct {
-	leafs   []*Tensor
-	nodes   []*Tensor
-	visited map[*Tensor]struct{}
+	leafs []*Tensor
+	nodes []*Tensor
+	// visited maps each tensor of the graph to its place: leaf k is
+	// -(k+1), node k is k; a tensor on the current visit's path is
+	// onPath until it is placed.
+	visited map[*Tensor]int32
 	index   *GraphIndex
 }
 
+const onPath = math.MinInt32
+
 // NewGraph returns an empty graph.
-func NewGraph() *Graph { return &Graph{visited: map[*Tensor]struct{}{}} }
+func NewGraph() *Graph { return &Graph{visited: map[*Tensor]int32{}} }
 
 // NewGraphFrom returns a graph with the given leaf and node order, as a
 // graph file states it. It checks that every source of a node is a leaf,
 // an earlier node, or a tensor outside the graph that is not a node later.
 func NewGraphFrom(leafs, nodes []*Tensor) (*Graph, error) {
-	g := NewGraph()
-	pos := make(map[*Tensor]int, len(nodes))
-	for i, n := range nodes {
-		if n == nil {
-			return nil, fmt.Errorf("node %d is nil: %w", i, ErrGraph)
-		}
-		if _, dup := pos[n]; dup {
-			return nil, fmt.Errorf("node %d %q appears twice: %w", i, n.Name, ErrGraph)
-		}
-		pos[n] = i
-	}
+	g := &Graph{visited: make(map[*Tensor]int32, len(leafs)+len(nodes))}
 	for i, l := range leafs {
 		if l == nil {
 			return nil, fmt.Errorf("leaf %d is nil: %w", i, ErrGraph)
@@ -36,21 +34,29 @@ func NewGraphFrom(leafs, nodes []*Tensor) (*Graph, error) {
 		if _, dup := g.visited[l]; dup {
 			return nil, fmt.Errorf("leaf %d %q appears twice: %w", i, l.Name, ErrGraph)
 		}
-		if _, isNode := pos[l]; isNode {
-			return nil, fmt.Errorf("tensor %q is both a leaf and a node: %w", l.Name, ErrGraph)
+		g.visited[l] = int32(-(i + 1))
+	}
+	for i, n := range nodes {
+		if n == nil {
+			return nil, fmt.Errorf("node %d is nil: %w", i, ErrGraph)
 		}
-		g.visited[l] = struct{}{}
+		if code, dup := g.visited[n]; dup {
+			if code < 0 {
+				return nil, fmt.Errorf("tensor %q is both a leaf and a node: %w", n.Name, ErrGraph)
+			}
+			return nil, fmt.Errorf("node %d %q appears twice: %w", i, n.Name, ErrGraph)
+		}
+		g.visited[n] = int32(i)
 	}
 	for i, n := range nodes {
 		for j, s := range n.Src {
 			if s == nil {
 				continue
 			}
-			if p, ok := pos[s]; ok && p >= i {
+			if p, ok := g.visited[s]; ok && p >= int32(i) {
 				return nil, fmt.Errorf("node %d %q: source %d %q is node %d, not computed before it (cycle or wrong order): %w", i, n.Name, j, s.Name, p, ErrGraph)
 			}
 		}
-		g.visited[n] = struct{}{}
 	}
 	g.leafs = append(g.leafs, leafs...)
 	g.nodes = append(g.nodes, nodes...)
@@ -85,7 +91,7 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 		return nil
 	}
 	g.index = nil
-	g.visited[t] = struct{}{}
+	g.visited[t] = onPath
 	stack := []frame{{t: t}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
@@ -99,7 +105,7 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 			if _, seen := g.visited[s]; seen {
 				continue
 			}
-			g.visited[s] = struct{}{}
+			g.visited[s] = onPath
 			stack = append(stack, frame{t: s})
 			pushed = true
 			break
@@ -113,11 +119,13 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 			if n.Name == "" {
 				n.Name = fmt.Sprintf("leaf_%d", len(g.leafs))
 			}
+			g.visited[n] = int32(-(len(g.leafs) + 1))
 			g.leafs = append(g.leafs, n)
 		} else {
 			if n.Name == "" {
 				n.Name = fmt.Sprintf("node_%d", len(g.nodes))
 			}
+			g.visited[n] = int32(len(g.nodes))
 			g.nodes = append(g.nodes, n)
 		}
 	}
@@ -157,45 +165,59 @@ func (g *Graph) Index() *GraphIndex {
 		Src:     make([][MaxSrc]int32, len(g.nodes)),
 		NSrc:    make([]uint8, len(g.nodes)),
 	}
-	ids := make(map[*Tensor]int32, n+n/4)
-	add := func(t *Tensor) int32 {
-		if id, ok := ids[t]; ok {
-			return id
-		}
-		id := int32(len(ix.Tensors))
-		ids[t] = id
-		ix.Tensors = append(ix.Tensors, t)
-		return id
-	}
+	nl := int32(len(g.leafs))
 	for i, l := range g.leafs {
-		ix.Leafs[i] = add(l)
+		ix.Leafs[i] = int32(i)
+		ix.Tensors = append(ix.Tensors, l)
 	}
 	for i, nd := range g.nodes {
-		ix.Nodes[i] = add(nd)
+		ix.Nodes[i] = nl + int32(i)
+		ix.Tensors = append(ix.Tensors, nd)
 	}
 	inGraph := len(ix.Tensors)
+	// Graph members are numbered from the graph's own map; the few
+	// tensors outside it (sources or view sources that are neither leafs
+	// nor nodes) get numbers after them.
+	var extra map[*Tensor]int32
+	id := func(t *Tensor) int32 {
+		if code, ok := g.visited[t]; ok && code != onPath {
+			if code < 0 {
+				return -(code + 1)
+			}
+			return nl + code
+		}
+		if k, ok := extra[t]; ok {
+			return k
+		}
+		if extra == nil {
+			extra = map[*Tensor]int32{}
+		}
+		k := int32(len(ix.Tensors))
+		extra[t] = k
+		ix.Tensors = append(ix.Tensors, t)
+		return k
+	}
 	for i, nd := range g.nodes {
 		for j, s := range nd.Src {
 			if s == nil {
 				ix.Src[i][j] = -1
 			} else {
-				ix.Src[i][j] = add(s)
+				ix.Src[i][j] = id(s)
 				ix.NSrc[i] = uint8(j + 1)
 			}
 		}
 	}
+	viewSrc := make([]int32, 0, len(ix.Tensors))
 	for i := 0; i < len(ix.Tensors); i++ { // grows while view sources are added
+		v := int32(-1)
 		if vs := ix.Tensors[i].ViewSrc; vs != nil {
-			add(vs)
+			v = id(vs)
 		}
+		viewSrc = append(viewSrc, v)
 	}
-	ix.ViewSrc = make([]int32, len(ix.Tensors))
+	ix.ViewSrc = viewSrc
 	ix.InGraph = make([]bool, len(ix.Tensors))
-	for i, t := range ix.Tensors {
-		ix.ViewSrc[i] = -1
-		if t.ViewSrc != nil {
-			ix.ViewSrc[i] = ids[t.ViewSrc]
-		}
+	for i := range ix.InGraph {
 		ix.InGraph[i] = i < inGraph
 	}
 	g.index = ix

@@ -83,3 +83,31 @@ func TestBuildForwardExpandNamesAndParams(t *testing.T) {
 		t.Fatal("nil tensor accepted")
 	}
 }
+
+// BenchmarkGraphIndex numbers the tensors of big-01 (about a thousand
+// nodes), the work a graph does once so that the allocator needs no hash
+// table; reported per node to add to gallocr's BenchmarkReserveFresh.
+func BenchmarkGraphIndex(b *testing.B) {
+	var data []byte
+	for _, dir := range []string{"../../shared/conformance", "../shared/conformance"} {
+		if d, err := os.ReadFile(filepath.Join(dir, "big-01.graph.json")); err == nil {
+			data = d
+			break
+		}
+	}
+	if data == nil {
+		b.Skip("shared/conformance not found")
+	}
+	f, err := ParseGraphFile(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := f.Graph
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g.index = nil
+		g.Index()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.NumNodes()), "ns/node")
+}
