@@ -40,9 +40,9 @@ func loadGraphFile(t testing.TB, path string) *runtime.GraphFile {
 	return f
 }
 
-// TestConformance plans every graph of the corpus and compares the result
-// with the plan ggml computed, as parsed JSON values.
-func TestConformance(t *testing.T) {
+// forEachCorpusGraph runs test on every graph of the corpus, as a subtest
+// named after the graph.
+func forEachCorpusGraph(t *testing.T, test func(t *testing.T, dir, name string, f *runtime.GraphFile)) {
 	dir := conformanceDir(t)
 	graphs, _ := filepath.Glob(filepath.Join(dir, "*.graph.json"))
 	if len(graphs) == 0 {
@@ -50,32 +50,37 @@ func TestConformance(t *testing.T) {
 	}
 	for _, gpath := range graphs {
 		name := strings.TrimSuffix(filepath.Base(gpath), ".graph.json")
-		t.Run(name, func(t *testing.T) {
-			f := loadGraphFile(t, gpath)
-			pl, err := PlanFile(f, StrategyGGML)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := WritePlanFile(&got, f, pl); err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join(dir, name+".plan.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var gv, wv any
-			if err := json.Unmarshal(got.Bytes(), &gv); err != nil {
-				t.Fatalf("our plan is not JSON: %v", err)
-			}
-			if err := json.Unmarshal(want, &wv); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(gv, wv) {
-				t.Errorf("plan differs from ggml's:\n%s", diffPlans(gv, wv))
-			}
-		})
+		t.Run(name, func(t *testing.T) { test(t, dir, name, loadGraphFile(t, gpath)) })
 	}
+}
+
+// TestConformance plans every graph of the corpus and compares the result
+// with the plan ggml computed, as parsed JSON values.
+func TestConformance(t *testing.T) {
+	forEachCorpusGraph(t, func(t *testing.T, dir, name string, f *runtime.GraphFile) {
+		pl, err := PlanFile(f, StrategyGGML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WritePlanFile(&got, f, pl); err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(dir, name+".plan.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gv, wv any
+		if err := json.Unmarshal(got.Bytes(), &gv); err != nil {
+			t.Fatalf("our plan is not JSON: %v", err)
+		}
+		if err := json.Unmarshal(want, &wv); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gv, wv) {
+			t.Errorf("plan differs from ggml's:\n%s", diffPlans(gv, wv))
+		}
+	})
 }
 
 func diffPlans(got, want any) string {

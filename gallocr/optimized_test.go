@@ -171,41 +171,32 @@ func checkOptimized(t testing.TB, ggml, opt *Plan) {
 // TestOptimizedConformance plans every corpus graph with both strategies
 // and checks the invariants.
 func TestOptimizedConformance(t *testing.T) {
-	dir := conformanceDir(t)
-	graphs, _ := filepath.Glob(filepath.Join(dir, "*.graph.json"))
-	if len(graphs) == 0 {
-		t.Fatal("no graphs in corpus")
-	}
-	for _, gpath := range graphs {
-		name := strings.TrimSuffix(filepath.Base(gpath), ".graph.json")
-		t.Run(name, func(t *testing.T) {
-			f := loadGraphFile(t, gpath)
-			bufts := f.BufferList()
-			ggml, err := PlanFile(f, StrategyGGML)
-			if err != nil {
-				t.Fatal(err)
+	forEachCorpusGraph(t, func(t *testing.T, _, _ string, f *runtime.GraphFile) {
+		bufts := f.BufferList()
+		ggml, err := PlanFile(f, StrategyGGML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, ggml, bufts)
+		opt, err := PlanFile(f, StrategyOptimized)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opt.Strategy != StrategyOptimized {
+			t.Errorf("strategy %v", opt.Strategy)
+		}
+		checkPlan(t, opt, bufts)
+		checkOptimized(t, ggml, opt)
+		again, err := PlanFile(f, StrategyOptimized)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range opt.Blocks {
+			if opt.Blocks[k].At != again.Blocks[k].At {
+				t.Fatalf("block %d: placed at %+v, then at %+v: not deterministic", k, opt.Blocks[k].At, again.Blocks[k].At)
 			}
-			checkPlan(t, ggml, bufts)
-			opt, err := PlanFile(f, StrategyOptimized)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if opt.Strategy != StrategyOptimized {
-				t.Errorf("strategy %v", opt.Strategy)
-			}
-			checkPlan(t, opt, bufts)
-			checkOptimized(t, ggml, opt)
-			again, err := PlanFile(f, StrategyOptimized)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for k := range opt.Blocks {
-				if opt.Blocks[k].At != again.Blocks[k].At {
-					t.Fatalf("block %d: placed at %+v, then at %+v: not deterministic", k, opt.Blocks[k].At, again.Blocks[k].At)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // sizeRow is one line of the comparison table.

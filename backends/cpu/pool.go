@@ -86,25 +86,37 @@ func (p *workerPool) loop(i int, jobs chan *poolJob) {
 	}
 }
 
+// poll calls ready until it reports true or spinFor has passed, yielding
+// to the scheduler every 64 calls, and reports whether ready did.
+func poll(ready func() bool) bool {
+	var t0 time.Time
+	for n := 0; ; n++ {
+		if ready() {
+			return true
+		}
+		if n&63 == 63 {
+			if t0.IsZero() {
+				t0 = time.Now()
+			} else if time.Since(t0) > spinFor {
+				return false
+			}
+			goruntime.Gosched()
+		}
+	}
+}
+
 // receive returns the worker's next job, polling briefly, then blocking.
 func (p *workerPool) receive(jobs chan *poolJob) *poolJob {
-	if p.spin {
-		var t0 time.Time
-		for n := 0; ; n++ {
-			select {
-			case j := <-jobs:
-				return j
-			default:
-			}
-			if n&63 == 63 {
-				if t0.IsZero() {
-					t0 = time.Now()
-				} else if time.Since(t0) > spinFor {
-					break
-				}
-				goruntime.Gosched()
-			}
+	var j *poolJob
+	if p.spin && poll(func() bool {
+		select {
+		case j = <-jobs:
+			return true
+		default:
+			return false
 		}
+	}) {
+		return j
 	}
 	return <-jobs
 }
@@ -140,24 +152,9 @@ func (p *workerPool) run(nth int, f func(ith, nth int) error) error {
 
 // wait returns once every worker of job j is done.
 func (p *workerPool) wait(j *poolJob) {
-	if j.pending.Load() == 0 {
+	done := func() bool { return j.pending.Load() == 0 }
+	if done() || p.spin && poll(done) {
 		return
-	}
-	if p.spin {
-		var t0 time.Time
-		for n := 0; ; n++ {
-			if j.pending.Load() == 0 {
-				return
-			}
-			if n&63 == 63 {
-				if t0.IsZero() {
-					t0 = time.Now()
-				} else if time.Since(t0) > spinFor {
-					break
-				}
-				goruntime.Gosched()
-			}
-		}
 	}
 	j.waiting.Store(true)
 	if j.pending.Load() == 0 && j.waiting.CompareAndSwap(true, false) {
