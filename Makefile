@@ -37,7 +37,7 @@ run:
 
 bench:
 	$(GO) test -run XXX -bench . -benchtime 1x ./gallocr >/dev/null # warm the build
-	$(GO) test -run XXX -bench . ./gallocr ./kernels/... ./backends/cpu/... ./model/...
+	$(GO) test -run XXX -bench . ./runtime ./gallocr ./kernels/... ./backends/cpu/... ./model/...
 
 FUZZTIME ?= 30s
 fuzz:
