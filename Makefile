@@ -36,7 +36,6 @@ run:
 	$(GO) run ./cmd/gogml run -prompt $(PROMPT) -n $(NTOK)
 
 bench:
-	$(GO) test -run XXX -bench . -benchtime 1x ./gallocr >/dev/null # warm the build
 	$(GO) test -run XXX -bench . ./runtime ./gallocr ./kernels/... ./backends/cpu/... ./model/...
 
 FUZZTIME ?= 30s
