@@ -320,3 +320,40 @@ func TestAllocGraphSameShapeNewGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocGraphViewBeforeBase: a leaf that views a node is met before its
+// base has memory. ggml 1.4.1 leaves such a view without memory; the plan
+// puts it at its base's place plus its offset, and alloc graph agrees.
+func TestAllocGraphViewBeforeBase(t *testing.T) {
+	f, err := runtime.ParseGraphFile([]byte(`{"format": "graph/v1",
+  "buffer_types": [{"name": "host", "alignment": 32, "max_size": 0}],
+  "tensors": [
+    {"name": "x", "type": "f32", "ne": [64], "op": "NONE", "flags": ["input"]},
+    {"name": "y", "type": "f32", "ne": [64], "op": "SCALE", "src": [0], "flags": ["output"]},
+    {"name": "yv", "type": "f32", "ne": [16], "op": "NONE", "view_src": 1, "view_offs": 64}],
+  "leafs": [0, 2], "nodes": [1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := gallocr.PlanFile(f, gallocr.StrategyGGML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, yv := f.Tensors[1], f.Tensors[2]
+	py, _ := pl.Placement(y)
+	pv, _ := pl.Placement(yv)
+	if pv.Buffer != py.Buffer || pv.Offset != py.Offset+64 {
+		t.Fatalf("plan: view at %+v, base at %+v", pv, py)
+	}
+	a, err := gallocr.New(cpu.DefaultBufferType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	if err := a.AllocGraph(f.Graph); err != nil {
+		t.Fatal(err)
+	}
+	if yv.Buffer == nil || yv.Buffer != y.Buffer || yv.Offset != y.Offset+64 {
+		t.Fatalf("view %q not bound to its base after alloc graph", yv.Name)
+	}
+}

@@ -37,6 +37,8 @@ type Allocator struct {
 	plan   *Plan
 	nNodes int
 	nLeafs int
+	// deferred collects views met before their base had a place.
+	deferred []*runtime.Tensor
 	// allocs is the last plan's placement per tensor of its graph index
 	// (views are handled through their base); a graph is matched to it by
 	// position (node i, source j; leaf i).
@@ -278,6 +280,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	}
 	rix := a.plan.Index
 	same := g.Index() == rix
+	a.deferred = a.deferred[:0]
 	for i, l := range g.Leafs() {
 		if err := a.initTensor(l, a.allocs[rix.Leafs[i]]); err != nil {
 			return err
@@ -300,6 +303,16 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 			return err
 		}
 	}
+	// ggml leaves a view without memory when its base is placed after it
+	// in this order (a leaf viewing a node, say); the plan puts it at its
+	// base's place plus its offset, and so does this.
+	for _, v := range a.deferred {
+		if v.Buffer == nil && v.ViewSrc.Buffer != nil {
+			if err := runtime.ViewInit(v); err != nil {
+				return fmt.Errorf("gallocr: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -314,7 +327,10 @@ func (a *Allocator) initTensor(t *runtime.Tensor, ta Placement) error {
 		}
 		t.Buffer = nil
 		if base.Buffer == nil {
-			return nil // base held outside gogml's buffers
+			if !base.Preallocated {
+				a.deferred = append(a.deferred, t) // its base may come later
+			}
+			return nil
 		}
 		return runtime.ViewInit(t)
 	}
