@@ -267,26 +267,8 @@ func (b *Backend) SetTensorAsync(t *runtime.Tensor, src []byte, offset uint64) e
 	if !ok {
 		return runtime.SetTensorData(t, src, offset)
 	}
-	pos, err := runtime.CheckBufferRange(db, t, offset, uint64(len(src)))
-	if err != nil || len(src) == 0 {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return ErrClosed
-	}
-	if err := db.live(); err != nil {
-		return err
-	}
-	return b.dev.do(func() error {
-		d := b.dev.drv
-		err := d.check("cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync(db.ptr+pos, unsafe.Pointer(&src[0]), uint64(len(src)), b.stream))
-		if err == nil {
-			err = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
-		}
-		goruntime.KeepAlive(src)
-		return err
+	return b.copyOnStream(db, t, src, offset, "cuMemcpyHtoDAsync_v2", func(d *driver, dev uint64) Result {
+		return d.cuMemcpyHtoDAsync(dev, unsafe.Pointer(&src[0]), uint64(len(src)), b.stream)
 	})
 }
 
@@ -298,8 +280,17 @@ func (b *Backend) GetTensorAsync(t *runtime.Tensor, dst []byte, offset uint64) e
 	if !ok {
 		return runtime.GetTensorData(t, dst, offset)
 	}
-	pos, err := runtime.CheckBufferRange(db, t, offset, uint64(len(dst)))
-	if err != nil || len(dst) == 0 {
+	return b.copyOnStream(db, t, dst, offset, "cuMemcpyDtoHAsync_v2", func(d *driver, dev uint64) Result {
+		return d.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), dev, uint64(len(dst)), b.stream)
+	})
+}
+
+// copyOnStream checks the range of host bytes against t in db, runs copy
+// (given the device address of the range) on the device's thread and waits
+// for the backend's stream, keeping host alive until then.
+func (b *Backend) copyOnStream(db *deviceBuffer, t *runtime.Tensor, host []byte, offset uint64, name string, copy func(d *driver, dev uint64) Result) error {
+	pos, err := runtime.CheckBufferRange(db, t, offset, uint64(len(host)))
+	if err != nil || len(host) == 0 {
 		return err
 	}
 	b.mu.Lock()
@@ -312,11 +303,11 @@ func (b *Backend) GetTensorAsync(t *runtime.Tensor, dst []byte, offset uint64) e
 	}
 	return b.dev.do(func() error {
 		d := b.dev.drv
-		err := d.check("cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), db.ptr+pos, uint64(len(dst)), b.stream))
+		err := d.check(name, copy(d, db.ptr+pos))
 		if err == nil {
 			err = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
 		}
-		goruntime.KeepAlive(dst)
+		goruntime.KeepAlive(host)
 		return err
 	})
 }
