@@ -285,10 +285,10 @@ func (b *Backend) GetTensorAsync(t *runtime.Tensor, dst []byte, offset uint64) e
 	})
 }
 
-// copyOnStream checks the range of host bytes against t in db, runs copy
+// copyOnStream checks the range of host bytes against t in db, runs transfer
 // (given the device address of the range) on the device's thread and waits
 // for the backend's stream, keeping host alive until then.
-func (b *Backend) copyOnStream(db *deviceBuffer, t *runtime.Tensor, host []byte, offset uint64, name string, copy func(d *driver, dev uint64) Result) error {
+func (b *Backend) copyOnStream(db *deviceBuffer, t *runtime.Tensor, host []byte, offset uint64, name string, transfer func(d *driver, dev uint64) Result) error {
 	pos, err := runtime.CheckBufferRange(db, t, offset, uint64(len(host)))
 	if err != nil || len(host) == 0 {
 		return err
@@ -303,7 +303,7 @@ func (b *Backend) copyOnStream(db *deviceBuffer, t *runtime.Tensor, host []byte,
 	}
 	return b.dev.do(func() error {
 		d := b.dev.drv
-		err := d.check(name, copy(d, db.ptr+pos))
+		err := d.check(name, transfer(d, db.ptr+pos))
 		if err == nil {
 			err = d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream))
 		}
