@@ -84,7 +84,7 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 	if *ops != "" {
 		cfg.Ops = splitList(*ops)
 	}
-	if !*quiet {
+	if !*quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
 	}
 

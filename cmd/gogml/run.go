@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,14 +231,18 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 
 	total := o.n
 	progress := false
+	showProgress := !o.quiet && isTerminal(stderr)
 	res, err := m.Generate(prompt, o.n, func(s llama.Step) {
+		if progress {
+			fmt.Fprint(stderr, "\r\033[K") // clear the progress line before printing
+		}
 		if s.Index > 0 && o.perToken {
 			fmt.Fprintf(stdout, "token %3d: id %4d  %s\n", s.Index, s.Next, ms(s.Time))
 		} else if s.Index == 0 {
 			fmt.Fprintf(stdout, "prompt: %d tokens in %s (%.1f tokens/s); first pick %d\n",
 				s.Tokens, ms(s.Time), float64(s.Tokens)/s.Time.Seconds(), s.Next)
 		}
-		if !o.quiet {
+		if showProgress {
 			progress = true
 			fmt.Fprintf(stderr, "\rgogml run: %d/%d tokens, last %s   ", s.Index+min(1, total), total, ms(s.Time))
 		}
@@ -268,4 +273,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "logits checksum: %s\n", res.Logits)
 	return nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress line that
+// rewrites itself belongs (not in a log file or a pipe).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
