@@ -1,7 +1,9 @@
 package gallocr_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/gogml/gogml/backends/backendtest"
@@ -357,3 +359,83 @@ func TestAllocGraphViewBeforeBase(t *testing.T) {
 		t.Fatalf("view %q not bound to its base after alloc graph", yv.Name)
 	}
 }
+
+// TestAllocGraphChunkedComputes plans a chain of element-wise ops into CPU
+// buffers of at most 4 KiB, so the compute buffer is split into chunks, and
+// checks that every tensor lies inside one chunk's buffer and that the CPU
+// backend computes the right answer from those places.
+func TestAllocGraphChunkedComputes(t *testing.T) {
+	bt, err := cpu.NewBufferType(cpu.BufferTypeOptions{Alignment: 32, MaxSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 256 // 1 KiB per tensor
+	ctx := runtime.NewContext()
+	x := ctx.NewTensor(runtime.TypeF32, n)
+	x.SetInput()
+	var ys []*runtime.Tensor
+	for i := 0; i < 8; i++ {
+		ys = append(ys, ctx.Scale(x, float32(i+1))) // eight tensors alive at once
+	}
+	sum := ys[0]
+	for _, y := range ys[1:] {
+		sum = ctx.Add(sum, y)
+	}
+	sum.SetOutput()
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	g := runtime.NewGraph()
+	for _, y := range append(ys, sum) { // every y computed before the first add
+		if err := g.BuildForwardExpand(y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := gallocr.New(bt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	if err := a.AllocGraph(g); err != nil {
+		t.Fatal(err)
+	}
+	bufs := a.Buffers(0)
+	if len(bufs) < 2 {
+		t.Fatalf("%d chunk buffers, want several under a 4 KiB max size", len(bufs))
+	}
+	for _, tn := range append(g.Leafs(), g.Nodes()...) {
+		found := false
+		for _, b := range bufs {
+			if tn.Buffer == b && tn.Offset+tn.NBytes() <= b.Size() && b.Size() <= 4096 {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("tensor %s is not inside one chunk buffer", tn.Name)
+		}
+	}
+	in := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		putF32(in[4*i:], float32(i))
+	}
+	if err := runtime.SetTensorData(x, in, 0); err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	if err := be.Compute(g); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]byte, 4*n)
+	if err := runtime.GetTensorData(sum, out, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if got, want := getF32(out[4*i:]), float32(i)*36; got != want { // 1+2+…+8
+			t.Fatalf("sum[%d] = %g, want %g", i, got, want)
+		}
+	}
+}
+
+func putF32(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }
+func getF32(b []byte) float32    { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
