@@ -37,6 +37,12 @@ var ErrOptimize = errors.New("optimized planner")
 // chunks are unlimited.
 func (d *Dyn) MaxChunkSize() uint64 { return d.maxChunk }
 
+// optPackWork bounds the search per allocator: at most optPackWork/n packs
+// of n blocks (orders and repair rounds together, at least 2), so a graph
+// of tens of thousands of nodes is planned in about a second while graphs
+// of a few thousand get the whole search.
+const optPackWork = 1 << 16
+
 // optRepairRounds bounds the local-repair rounds per allocator; planning
 // time grows linearly with it.
 const optRepairRounds = 64
@@ -516,7 +522,12 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 		return br
 	}
 	bestFirstFit := false
+	maxPacks, packs := max(2, optPackWork/max(len(items), 1)), 0
 	for k := range 2 * optOrderCount {
+		if packs >= maxPacks {
+			break
+		}
+		packs++
 		if k == optOrderCount {
 			p.firstFit, p.valid = true, 0
 		}
@@ -539,8 +550,9 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	cand := make([]int32, len(order))
 	n := len(order)
 	stall := 0
-	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1; round++ {
+	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1 && packs < maxPacks; round++ {
 		stall++
+		packs++
 		copy(cand, order)
 		c := slices.Index(cand, critical)
 		switch {
