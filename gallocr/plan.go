@@ -80,8 +80,9 @@ type Plan struct {
 	// Chunks gives, per entry of the buffer list, the byte size of each
 	// chunk (backend buffer). Entries sharing a buffer type repeat sizes.
 	Chunks [][]uint64
-	// DynOf maps each entry of the buffer list to its dynamic allocator.
-	DynOf []int
+	// DynOf maps each entry of the buffer list to its dynamic allocator,
+	// and FirstOf each dynamic allocator to its first entry in the list.
+	DynOf, FirstOf []int
 	// Blocks lists every allocation in the order it was made.
 	Blocks []Block
 	// Members holds every block's tensors, block after block.
@@ -412,7 +413,7 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 		}
 		p.blocks[b].First, p.blocks[b].Count = int32(start), int32(len(members)-start)
 	}
-	pl := &Plan{Index: ix, DynOf: dynOf, Blocks: p.blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
+	pl := &Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: p.blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
 	if opt.Strategy == StrategyOptimized {
 		if err := optimizeBlocks(pl, dyns); err != nil {
 			return nil, fmt.Errorf("plan (optimized): %w", err)
@@ -490,15 +491,8 @@ func (pl *Plan) Placement(t *runtime.Tensor) (Placement, bool) {
 // that share a buffer type are counted once).
 func (pl *Plan) TotalSize() uint64 {
 	var total uint64
-	seen := map[int]bool{}
-	for i, cs := range pl.Chunks {
-		if seen[pl.DynOf[i]] {
-			continue
-		}
-		seen[pl.DynOf[i]] = true
-		for _, c := range cs {
-			total += c
-		}
+	for _, s := range pl.DynSizes() {
+		total += s
 	}
 	return total
 }

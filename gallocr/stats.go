@@ -8,10 +8,7 @@ import "sort"
 // that reuses its parent in place shares the parent's block and counts once.
 // No placement with these lifetimes needs fewer bytes.
 func (pl *Plan) LowerBound() []uint64 {
-	nd := 0
-	for _, d := range pl.DynOf {
-		nd = max(nd, d+1)
-	}
+	nd := len(pl.FirstOf)
 	type ev struct {
 		at    int
 		delta int64
@@ -39,18 +36,9 @@ func (pl *Plan) LowerBound() []uint64 {
 
 // DynSizes returns, per dynamic allocator, the total bytes of its chunks.
 func (pl *Plan) DynSizes() []uint64 {
-	nd := 0
-	for _, d := range pl.DynOf {
-		nd = max(nd, d+1)
-	}
-	out := make([]uint64, nd)
-	done := make([]bool, nd)
-	for i, d := range pl.DynOf {
-		if done[d] {
-			continue
-		}
-		done[d] = true
-		for _, c := range pl.Chunks[i] {
+	out := make([]uint64, len(pl.FirstOf))
+	for d, first := range pl.FirstOf {
+		for _, c := range pl.Chunks[first] {
 			out[d] += c
 		}
 	}

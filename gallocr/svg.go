@@ -39,19 +39,9 @@ func (pl *Plan) WriteSVG(w io.Writer, bufts []runtime.BufferType, opt SVGOptions
 	}
 	var panels []panel
 	var tallest uint64
-	for d := 0; ; d++ {
-		first := -1
-		for i, dd := range pl.DynOf {
-			if dd == d {
-				first = i
-				break
-			}
-		}
-		if first < 0 {
-			break
-		}
+	for d, first := range pl.FirstOf {
 		for c, size := range pl.Chunks[first] {
-			panels = append(panels, panel{d, c, size, fmt.Sprintf("%s (buffer %d) chunk %d: %s", bufts[first].Name(), first, c, humanBytes(size))})
+			panels = append(panels, panel{d, c, size, fmt.Sprintf("%s (buffer %d) chunk %d: %s", bufts[first].Name(), first, c, runtime.FormatBytes(size))})
 			tallest = max(tallest, size)
 		}
 	}
@@ -74,7 +64,7 @@ func (pl *Plan) WriteSVG(w io.Writer, bufts []runtime.BufferType, opt SVGOptions
 		title = "memory plan"
 	}
 	fmt.Fprintf(bw, `<text x="%d" y="20" font-size="14" font-weight="bold">%s — %s strategy, %s in all; time (allocation events) →, offset ↓</text>`+"\n",
-		left, html.EscapeString(title), pl.Strategy, humanBytes(pl.TotalSize()))
+		left, html.EscapeString(title), pl.Strategy, runtime.FormatBytes(pl.TotalSize()))
 	y := float64(top)
 	for i, p := range panels {
 		h := heights[i]
@@ -82,7 +72,7 @@ func (pl *Plan) WriteSVG(w io.Writer, bufts []runtime.BufferType, opt SVGOptions
 		y += 16
 		fmt.Fprintf(bw, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="#f4f4f4" stroke="#888"/>`+"\n", left, y, opt.Width, h)
 		fmt.Fprintf(bw, `<text x="%d" y="%.1f" text-anchor="end">0</text>`+"\n", left-4, y+8)
-		fmt.Fprintf(bw, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-4, y+h, humanBytes(p.size))
+		fmt.Fprintf(bw, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-4, y+h, runtime.FormatBytes(p.size))
 		scale := h / float64(max(p.size, 1))
 		for bi, b := range pl.Blocks {
 			if b.Dyn != p.dyn || b.At.Chunk != p.chunk {
@@ -102,7 +92,7 @@ func (pl *Plan) WriteSVG(w io.Writer, bufts []runtime.BufferType, opt SVGOptions
 			label := strings.Join(names, " → ")
 			hue := (bi * 137) % 360
 			fmt.Fprintf(bw, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="hsl(%d,60%%,70%%)" stroke="hsl(%d,50%%,40%%)" stroke-width="0.5"><title>%s: %s at %d, events %d..%d</title></rect>`+"\n",
-				x0, ry, max(x1-x0, 0.8), rh, hue, hue, html.EscapeString(label), humanBytes(b.Size), b.At.Offset, b.Alloc, end)
+				x0, ry, max(x1-x0, 0.8), rh, hue, hue, html.EscapeString(label), runtime.FormatBytes(b.Size), b.At.Offset, b.Alloc, end)
 			if rh >= 9 && x1-x0 >= 40 {
 				fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" font-size="8" clip-path="none">%s</text>`+"\n", x0+2, ry+min(rh-1, 9), html.EscapeString(truncate(label, int((x1-x0)/4.5))))
 			}
@@ -123,17 +113,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// humanBytes formats a byte count with a binary unit.
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -149,6 +149,20 @@ func CheckBufferRange(buf Buffer, t *Tensor, offset, size uint64) (uint64, error
 	return pos, nil
 }
 
+// FormatBytes writes a byte count for people, with a binary unit:
+// "512 B", "1.5 KiB", "26.22 MiB", "1.00 GiB".
+func FormatBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // IsPow2 reports whether a is a power of two.
 func IsPow2(a uint64) bool { return a != 0 && a&(a-1) == 0 }
 

@@ -158,14 +158,10 @@ func (t *Tensor) NBytes() uint64 {
 func (t *Tensor) RowSize() uint64 { return t.Type.RowSize(t.Ne[0]) }
 
 // ContiguousStrides returns the strides of a contiguous tensor of type typ
-// and shape ne.
+// and shape ne (for shapes whose strides overflow, the strides up to the
+// overflow; tensors made by a Context or the loader never have them).
 func ContiguousStrides(typ Type, ne [MaxDims]int64) [MaxDims]uint64 {
-	var nb [MaxDims]uint64
-	nb[0] = typ.Size()
-	nb[1] = nb[0] * uint64(ne[0]/typ.BlockSize())
-	for i := 2; i < MaxDims; i++ {
-		nb[i] = nb[i-1] * uint64(ne[i-1])
-	}
+	nb, _ := contiguousStrides(typ, ne)
 	return nb
 }
 

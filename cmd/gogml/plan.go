@@ -95,14 +95,12 @@ func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
 	fmt.Fprintf(w, "graph: %d nodes, %d leafs, %d tensors; strategy %s\n\n", gf.Graph.NumNodes(), gf.Graph.NumLeafs(), len(gf.Tensors), pl.Strategy)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "buffer\ttype\tchunks\tggml\toptimized\tlower bound\tggml/bound\toptimized/bound\t")
-	seen := map[int]bool{}
 	for i, bi := range gf.Buffers {
 		d := pl.DynOf[i]
-		if seen[d] {
-			fmt.Fprintf(tw, "%d\t%s\t(shares buffer %d)\t\t\t\t\t\t\n", i, gf.BufferTypes[bi].Name(), firstWith(pl.DynOf, d))
+		if first := pl.FirstOf[d]; first != i {
+			fmt.Fprintf(tw, "%d\t%s\t(shares buffer %d)\t\t\t\t\t\t\n", i, gf.BufferTypes[bi].Name(), first)
 			continue
 		}
-		seen[d] = true
 		size := func(s gallocr.Strategy) (uint64, bool) {
 			p, ok := plans[s]
 			if !ok {
@@ -120,20 +118,11 @@ func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
 		fmt.Fprintf(w, "\n(%s strategy: %v)\n", other, altErr)
 	}
 	for i := range gf.Buffers {
-		if firstWith(pl.DynOf, pl.DynOf[i]) == i && len(pl.Chunks[i]) > 1 {
+		if pl.FirstOf[pl.DynOf[i]] == i && len(pl.Chunks[i]) > 1 {
 			fmt.Fprintf(w, "buffer %d chunks (%s): %v\n", i, pl.Strategy, pl.Chunks[i])
 		}
 	}
 	return nil
-}
-
-func firstWith(dynOf []int, d int) int {
-	for i, x := range dynOf {
-		if x == d {
-			return i
-		}
-	}
-	return -1
 }
 
 func num(v uint64, ok bool) string {

@@ -156,17 +156,6 @@ func limit(bt runtime.BufferType, maxBuf uint64) runtime.BufferType {
 	return limitedBufferType{bt, maxBuf}
 }
 
-// bytesStr formats a byte count for people.
-func bytesStr(n uint64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
 
 // runRun is gogml run: the small llama-style decoder end to end.
@@ -216,18 +205,18 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "load: %s (weights generated, uploaded, compute buffer reserved)\n", ms(time.Since(t0)))
 	maxNote := ""
 	if mx := bt.MaxSize(); mx != runtime.NoMaxSize {
-		maxNote = fmt.Sprintf(", max buffer size %s", bytesStr(mx))
+		maxNote = fmt.Sprintf(", max buffer size %s", runtime.FormatBytes(mx))
 	}
 	fmt.Fprintf(stdout, "memory plan (strategy %s):\n", st.Strategy)
-	fmt.Fprintf(stdout, "  weights   %10d bytes (%s) in %d buffer(s) of %s%s\n", st.WeightsBytes, bytesStr(st.WeightsBytes), st.WeightsBuffers, bt.Name(), maxNote)
+	fmt.Fprintf(stdout, "  weights   %10d bytes (%s) in %d buffer(s) of %s%s\n", st.WeightsBytes, runtime.FormatBytes(st.WeightsBytes), st.WeightsBuffers, bt.Name(), maxNote)
 	fmt.Fprintf(stdout, "  kv cache  %10d bytes (%s) in %d buffer(s): %d layers x 2 x %d slots x %d f32\n",
-		st.KVBytes, bytesStr(st.KVBytes), st.KVBuffers, cfg.Layers, cfg.Ctx, cfg.Dim)
+		st.KVBytes, runtime.FormatBytes(st.KVBytes), st.KVBuffers, cfg.Layers, cfg.Ctx, cfg.Dim)
 	over := 0.0
 	if st.ComputeLowerBound > 0 {
 		over = 100 * (float64(st.ComputeBytes)/float64(st.ComputeLowerBound) - 1)
 	}
 	fmt.Fprintf(stdout, "  compute   %10d bytes (%s), live-bytes lower bound %d (+%.2f%%); graph %d nodes, %d leafs, batch up to %d\n",
-		st.ComputeBytes, bytesStr(st.ComputeBytes), st.ComputeLowerBound, over, st.Nodes, st.Leafs, st.ReservedBatch)
+		st.ComputeBytes, runtime.FormatBytes(st.ComputeBytes), st.ComputeLowerBound, over, st.Nodes, st.Leafs, st.ReservedBatch)
 
 	total := o.n
 	progress := false
