@@ -34,15 +34,9 @@ type Allocator struct {
 	retired  map[runtime.Buffer]struct{}
 	strategy Strategy
 
-	plan   *Plan
-	nNodes int
-	nLeafs int
+	plan *Plan // the last successful reserve; nil before one or after an error
 	// deferred collects views met before their base had a place.
 	deferred []*runtime.Tensor
-	// allocs is the last plan's placement per tensor of its graph index
-	// (views are handled through their base); a graph is matched to it by
-	// position (node i, source j; leaf i).
-	allocs []Placement
 }
 
 // Option configures an Allocator.
@@ -108,8 +102,10 @@ func (a *Allocator) external(base *runtime.Tensor) bool {
 func (a *Allocator) Reserve(g *runtime.Graph) error { return a.ReserveN(g, nil, nil) }
 
 // ReserveN plans g with the given buffer id per node and per leaf (nil: all
-// 0) and (re)allocates every buffer that is too small. On error nothing of
-// this allocator stays allocated, and Reserve may be called again.
+// 0) and (re)allocates every buffer that is too small. A graph that cannot
+// be planned leaves the last reserve as it was; when a buffer cannot be
+// allocated, nothing of this allocator stays allocated. Either way Reserve
+// may be called again.
 func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
@@ -118,13 +114,7 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 		return fmt.Errorf("gallocr: reserve: %w", err)
 	}
 	a.plan = pl
-	a.record(g, pl)
 	return a.reallocate(pl)
-}
-
-func (a *Allocator) record(g *runtime.Graph, pl *Plan) {
-	a.nNodes, a.nLeafs = g.NumNodes(), g.NumLeafs()
-	a.allocs = pl.Placements
 }
 
 // reallocate gives each dynamic allocator one buffer per chunk of at least
@@ -174,7 +164,6 @@ func (a *Allocator) freeAll() {
 		a.releaseDyn(d)
 	}
 	a.plan = nil
-	a.nNodes, a.nLeafs = -1, -1
 }
 
 // Free releases every buffer of the allocator.
@@ -231,21 +220,21 @@ func (a *Allocator) allocSizeOK(t *runtime.Tensor, ta Placement) bool {
 // number of nodes or leafs, or a node or source that needs more bytes than
 // planned.
 func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
-	if a.plan == nil || g.NumNodes() != a.nNodes || g.NumLeafs() != a.nLeafs {
+	if a.plan == nil || g.NumNodes() != len(a.plan.Index.Nodes) || g.NumLeafs() != len(a.plan.Index.Leafs) {
 		return true
 	}
 	rix := a.plan.Index
 	if g.Index() == rix {
 		// The graph the plan was made for: check each tensor once.
 		for id, t := range rix.Tensors {
-			if !a.allocSizeOK(t, a.allocs[id]) {
+			if !a.allocSizeOK(t, a.plan.Placements[id]) {
 				return true
 			}
 		}
 		return false
 	}
 	for i, n := range g.Nodes() {
-		if !a.allocSizeOK(n, a.allocs[rix.Nodes[i]]) {
+		if !a.allocSizeOK(n, a.plan.Placements[rix.Nodes[i]]) {
 			return true
 		}
 		for j, s := range n.Src {
@@ -253,7 +242,7 @@ func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
 				continue
 			}
 			r := rix.Src[i][j]
-			if r < 0 || !a.allocSizeOK(s, a.allocs[r]) {
+			if r < 0 || !a.allocSizeOK(s, a.plan.Placements[r]) {
 				return true
 			}
 		}
@@ -282,7 +271,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	same := g.Index() == rix
 	a.deferred = a.deferred[:0]
 	for i, l := range g.Leafs() {
-		if err := a.initTensor(l, a.allocs[rix.Leafs[i]]); err != nil {
+		if err := a.initTensor(l, a.plan.Placements[rix.Leafs[i]]); err != nil {
 			return err
 		}
 	}
@@ -295,11 +284,11 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 			if same && rix.InGraph[r] {
 				continue // a leaf or an earlier node: initialised in its turn
 			}
-			if err := a.initTensor(s, a.allocs[r]); err != nil {
+			if err := a.initTensor(s, a.plan.Placements[r]); err != nil {
 				return err
 			}
 		}
-		if err := a.initTensor(n, a.allocs[rix.Nodes[i]]); err != nil {
+		if err := a.initTensor(n, a.plan.Placements[rix.Nodes[i]]); err != nil {
 			return err
 		}
 	}
