@@ -220,10 +220,7 @@ func FuzzPlanInvariants(f *testing.F) {
 		for _, s := range []Strategy{StrategyGGML, StrategyOptimized} {
 			pl, err := PlanGraph(g, bufts, PlanOptions{NodeBufferIDs: nodeIDs, Strategy: s})
 			if err != nil {
-				if s == StrategyOptimized {
-					continue // until the optimized strategy exists
-				}
-				t.Fatal(err)
+				t.Fatalf("%s strategy: %v", s, err)
 			}
 			checkPlanSteps(t, g, bufts, pl)
 		}
