@@ -70,9 +70,10 @@ type Buffer interface {
 	SetTensor(t *Tensor, src []byte, offset uint64) error
 	// GetTensor copies t's bytes starting at offset into dst.
 	GetTensor(t *Tensor, dst []byte, offset uint64) error
-	// CopyTensor copies src (in any buffer) into dst (in this buffer) on the
-	// device. It reports false when it cannot; callers then copy through
-	// host memory.
+	// CopyTensor copies src into dst without a host round trip, where one
+	// of the two lies in this buffer and the other in any buffer (so both
+	// ends get a chance: CopyTensorData asks dst's buffer, then src's). It
+	// reports false when it cannot; callers then copy through host memory.
 	CopyTensor(src, dst *Tensor) (bool, error)
 	// Clear fills the whole buffer with value.
 	Clear(value byte) error
