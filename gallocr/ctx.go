@@ -32,8 +32,8 @@ func PlanCtxTensors(ctx *runtime.Context, bt runtime.BufferType) ([]CtxSplit, er
 	for i, t := range ts {
 		var size uint64
 		if !t.HasData() && t.ViewSrc == nil {
-			size = runtime.AlignUp(bt.AllocSize(t), align)
-			if size < bt.AllocSize(t) {
+			need := bt.AllocSize(t)
+			if size = runtime.AlignUp(need, align); size < need {
 				return nil, fmt.Errorf("alloc ctx tensors: tensor %q: %w", t.Name, runtime.ErrOverflow)
 			}
 		}
