@@ -220,8 +220,8 @@ func (m *Model) loadWeights(w *Weights) error {
 		m.stats.WeightsBuffers = len(mb.Parts())
 	}
 	for _, u := range ups {
-		b, err := encode(u.t.Type, u.v)
-		if err != nil {
+		b := make([]byte, u.t.NBytes())
+		if err := cpukernels.FromFloat(u.t.Type, u.v, b); err != nil {
 			return fmt.Errorf("llama: weight %q: %w", u.t.Name, err)
 		}
 		if err := runtime.SetTensorData(u.t, b, 0); err != nil {
@@ -229,22 +229,6 @@ func (m *Model) loadWeights(w *Weights) error {
 		}
 	}
 	return nil
-}
-
-// encode turns values into the bytes of a tensor of type typ.
-func encode(typ runtime.Type, v []float32) ([]byte, error) {
-	switch typ {
-	case runtime.TypeF32:
-		b := make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-		}
-		return b, nil
-	case runtime.TypeQ8_0:
-		b := make([]byte, typ.RowSize(int64(len(v))))
-		return b, cpukernels.QuantizeRowQ8_0(v, b)
-	}
-	return nil, fmt.Errorf("encode %s: %w", typ, runtime.ErrUnsupported)
 }
 
 func (m *Model) allocKV() error {
