@@ -38,62 +38,39 @@ func randomBytes(t *runtime.Tensor, r *rand.Rand, lo, hi float32) []byte {
 // encode stores f (dense, row-major) in type typ.
 func encode(typ runtime.Type, f []float32) []byte {
 	out := make([]byte, typ.RowSize(int64(len(f))))
-	switch typ {
-	case runtime.TypeF32:
-		for i, v := range f {
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-		}
-	case runtime.TypeF16:
-		for i, v := range f {
-			binary.LittleEndian.PutUint16(out[2*i:], cpukernels.F32ToF16(v))
-		}
-	case runtime.TypeBF16:
-		for i, v := range f {
-			binary.LittleEndian.PutUint16(out[2*i:], cpukernels.F32ToBF16(v))
-		}
-	case runtime.TypeQ4_0, runtime.TypeQ8_0:
-		if err := cpukernels.FromFloat(typ, f, out); err != nil {
-			panic(err)
-		}
-	case runtime.TypeI32:
+	if typ == runtime.TypeI32 {
 		for i, v := range f {
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(v)))
 		}
-	default:
-		panic("encode: type " + typ.String())
+		return out
+	}
+	if err := cpukernels.FromFloat(typ, f, out); err != nil {
+		panic("encode: " + err.Error())
 	}
 	return out
 }
 
 // decode reads t's bytes (dense) as float64 values.
 func decode(typ runtime.Type, b []byte) []float64 {
-	switch typ {
-	case runtime.TypeF32:
-		out := make([]float64, len(b)/4)
-		for i := range out {
-			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		}
-		return out
-	case runtime.TypeI32:
+	if typ == runtime.TypeI32 {
 		out := make([]float64, len(b)/4)
 		for i := range out {
 			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 		return out
-	case runtime.TypeF16:
-		out := make([]float64, len(b)/2)
-		for i := range out {
-			out[i] = float64(cpukernels.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-		}
-		return out
-	case runtime.TypeBF16:
-		out := make([]float64, len(b)/2)
-		for i := range out {
-			out[i] = float64(cpukernels.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-		}
-		return out
 	}
-	panic("decode: type " + typ.String())
+	if !cpukernels.IsFloat(typ) {
+		panic("decode: type " + typ.String())
+	}
+	f := make([]float32, uint64(len(b))/typ.Size())
+	if err := cpukernels.ToFloat(typ, b, f); err != nil {
+		panic("decode: " + err.Error())
+	}
+	out := make([]float64, len(f))
+	for i, v := range f {
+		out[i] = float64(v)
+	}
+	return out
 }
 
 // nmse is the normalized mean squared error of got against want.
