@@ -5,11 +5,13 @@ package opengl
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/gallocr"
+	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -33,7 +35,7 @@ func BenchmarkTransfer(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, dir := range []string{"set", "get"} {
-				b.Run(fmt.Sprintf("%s/%s/%s", mode, dir, sizeName(size)), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/%s/%s", mode, dir, strings.ReplaceAll(membench.FormatSize(uint64(size)), " ", "")), func(b *testing.B) {
 					b.SetBytes(size)
 					start := time.Now()
 					for i := 0; i < b.N; i++ {
@@ -53,16 +55,6 @@ func BenchmarkTransfer(b *testing.B) {
 			_ = buf.Free()
 		}
 	}
-}
-
-func sizeName(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
 }
 
 // prepared is a graph allocated and filled on one backend.
