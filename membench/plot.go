@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -99,7 +100,7 @@ func (rep *Report) WritePlot(w io.Writer, format string) error {
 			if l == nil {
 				continue
 			}
-			k := indexOf(ops, op)
+			k := slices.Index(ops, op)
 			l.Color = plotutil.Color(k)
 			l.Dashes = plotutil.Dashes(k / 7)
 			l.Width = vg.Points(1.5)
@@ -148,21 +149,12 @@ func (rep *Report) bandwidthOps() []string {
 	var ops []string
 	for _, ti := range rep.Targets {
 		for _, op := range ti.Ops {
-			if IsBandwidth(op) && indexOf(ops, op) < 0 {
+			if IsBandwidth(op) && slices.Index(ops, op) < 0 {
 				ops = append(ops, op)
 			}
 		}
 	}
 	return ops
-}
-
-func indexOf(s []string, x string) int {
-	for i, v := range s {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // xys returns the (size, median GB/s) points of op on target.
