@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	cpukernels "github.com/gogml/gogml/kernels/cpu"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -25,17 +26,10 @@ const (
 	f16 = runtime.TypeF16
 )
 
-// unarySupported lists the unary functions the backend claims: the ones
-// the CPU reference implements, so that every claim can be checked
+// unarySupported reports whether the backend claims unary function u: the
+// ones the CPU reference implements, so that every claim can be checked
 // against it (the kernel has all of ggml's).
-func unarySupported(u runtime.UnaryOp) bool {
-	switch u {
-	case runtime.UnaryAbs, runtime.UnaryNeg, runtime.UnaryTanh, runtime.UnaryRelu, runtime.UnarySigmoid,
-		runtime.UnaryGelu, runtime.UnarySilu, runtime.UnaryExp:
-		return true
-	}
-	return false
-}
+func unarySupported(u runtime.UnaryOp) bool { return cpukernels.UnaryFunc(u) != nil }
 
 func allF32(ts ...*runtime.Tensor) bool {
 	for _, t := range ts {
