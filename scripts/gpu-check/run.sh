@@ -9,7 +9,7 @@
 #   tests.txt        every CUDA test with GOGML_REQUIRE_CUDA=1: buffer
 #                    conformance on CUDA0, CUDA_Host and a 1 MiB-max CUDA0,
 #                    the split-into-several-buffers test, OOM recovery,
-#                    concurrent callers, 67 op cases vs the CPU backend on
+#                    concurrent callers, 65 op cases vs the CPU backend on
 #                    CUDA0 and CUDA_Host, PTX parameter checks
 #   bench.txt        element-wise GB/s (and % of peak: 4800 GB/s on H200,
 #                    GOGML_PEAK_GBS overrides), MulMat TFLOP/s, host<->device
