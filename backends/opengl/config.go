@@ -8,10 +8,12 @@ type UploadMode int
 const (
 	// UploadAuto picks per device: UploadMapped on software rasterizers
 	// (llvmpipe, softpipe), where buffers are host memory anyway and a
-	// memcpy into a persistent mapping measured faster at every size (2x
-	// at 4-64 MiB, ~800x at 4 KiB, where glBufferSubData pays the GL
-	// thread round trip); UploadSubData on GPUs, whose compute buffers
-	// should stay in device memory.
+	// memcpy into a persistent mapping is faster: BenchmarkTransfer (make
+	// bench-opengl) on llvmpipe, 2-vCPU VM, measured ~800x at 4 KiB, where
+	// glBufferSubData pays the GL thread round trip, and 1.5-2.4x at
+	// 4-64 MiB (single runs on a shared VM vary by up to 2x at the large
+	// sizes); UploadSubData on GPUs, whose compute buffers should stay in
+	// device memory.
 	UploadAuto UploadMode = iota
 	// UploadSubData uses glBufferSubData / glGetBufferSubData on the GL
 	// thread. Buffers can stay in device-local memory on discrete GPUs.
