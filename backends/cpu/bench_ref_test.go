@@ -156,16 +156,16 @@ func BenchmarkBackendMulMatVsPeak(b *testing.B) {
 // 4096 rows (64 MiB per tensor, in memory).
 var refMemShapes = []int64{64, 4096}
 
-// benchVsCopy runs the op built by build over [4096, rows] f32 tensors,
-// arrays of which are read or written, against a parallel copy of as many
-// bytes.
-func benchVsCopy(b *testing.B, arrays int64, build func(ctx *runtime.Context, rows int64) *runtime.Tensor) {
+// benchVsCopy runs the op built by build over [4096, rows] tensors, which
+// reads and writes elemBytes bytes per element in all, against a parallel
+// copy of as many bytes.
+func benchVsCopy(b *testing.B, elemBytes int64, build func(ctx *runtime.Context, rows int64) *runtime.Tensor) {
 	be := cpu.NewBackend(cpu.BackendOptions{})
 	for _, rows := range refMemShapes {
 		b.Run(fmt.Sprintf("4096x%d", rows), func(b *testing.B) {
 			g := refGraph(b, func(ctx *runtime.Context) *runtime.Tensor { return build(ctx, rows) })
 			run := refCompute(b, be, g)
-			bytes := float64(arrays * 4 * 4096 * rows)
+			bytes := float64(elemBytes * 4096 * rows)
 			cp := refParallelCopy(int(bytes/2), be.Threads())
 			cp()
 			b.SetBytes(int64(bytes))
@@ -180,25 +180,33 @@ func benchVsCopy(b *testing.B, arrays int64, build func(ctx *runtime.Context, ro
 }
 
 func BenchmarkBackendAddVsCopy(b *testing.B) {
-	benchVsCopy(b, 3, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
+	benchVsCopy(b, 12, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
 		return ctx.Add(ctx.NewTensor2D(runtime.TypeF32, 4096, rows), ctx.NewTensor2D(runtime.TypeF32, 4096, rows))
 	})
 }
 
 func BenchmarkBackendMulVsCopy(b *testing.B) {
-	benchVsCopy(b, 3, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
+	benchVsCopy(b, 12, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
 		return ctx.Mul(ctx.NewTensor2D(runtime.TypeF32, 4096, rows), ctx.NewTensor2D(runtime.TypeF32, 4096, rows))
 	})
 }
 
 func BenchmarkBackendSoftMaxVsCopy(b *testing.B) {
-	benchVsCopy(b, 2, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
+	benchVsCopy(b, 8, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
 		return ctx.SoftMax(ctx.NewTensor2D(runtime.TypeF32, 4096, rows))
 	})
 }
 
 func BenchmarkBackendRMSNormVsCopy(b *testing.B) {
-	benchVsCopy(b, 2, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
+	benchVsCopy(b, 8, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
 		return ctx.RMSNorm(ctx.NewTensor2D(runtime.TypeF32, 4096, rows), 1e-6)
+	})
+}
+
+// BenchmarkBackendCpyF16VsCopy converts f32 to f16 (4 bytes read, 2
+// written per element).
+func BenchmarkBackendCpyF16VsCopy(b *testing.B) {
+	benchVsCopy(b, 6, func(ctx *runtime.Context, rows int64) *runtime.Tensor {
+		return ctx.Cpy(ctx.NewTensor2D(runtime.TypeF32, 4096, rows), ctx.NewTensor2D(runtime.TypeF16, 4096, rows))
 	})
 }
