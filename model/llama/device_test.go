@@ -2,6 +2,7 @@ package llama
 
 import (
 	"math"
+	"os"
 	"testing"
 
 	"github.com/gogml/gogml/backends/cuda"
@@ -10,7 +11,8 @@ import (
 )
 
 // TestDeviceBackends runs the model on every GPU backend this machine
-// opens (skipped where none does) and compares its logits, step by step
+// opens (skipped where none does; OpenGL fails instead when built in and
+// GOGML_REQUIRE_GL=1) and compares its logits, step by step
 // on the same tokens, with the CPU backend's: for f32 weights max abs diff
 // at most 1e-3 (device kernels may sum in another order); for q8_0 weights
 // a normalized mean squared error of at most 5e-4 per step, the suite's
@@ -29,6 +31,9 @@ func TestDeviceBackends(t *testing.T) {
 			t.Run(o.name+"/"+typ.String(), func(t *testing.T) {
 				be, err := o.open()
 				if err != nil {
+					if o.name == "opengl" && opengl.Compiled && os.Getenv(opengl.RequireEnv) == "1" {
+						t.Fatalf("%s=1 but no OpenGL device: %v", opengl.RequireEnv, err)
+					}
 					t.Skipf("%s not available: %v", o.name, err)
 				}
 				defer be.Close()
