@@ -106,20 +106,6 @@ func refParallelCopy(n, workers int) func() {
 	}
 }
 
-// refBestOf runs f and ref alternately reps times; the best seconds of each.
-func refBestOf(reps int, f, ref func()) (tf, tref float64) {
-	tf, tref = math.Inf(1), math.Inf(1)
-	for range reps {
-		t := time.Now()
-		f()
-		tf = min(tf, time.Since(t).Seconds())
-		t = time.Now()
-		ref()
-		tref = min(tref, time.Since(t).Seconds())
-	}
-	return tf, tref
-}
-
 func BenchmarkBackendMulMatVsPeak(b *testing.B) {
 	be := cpu.NewBackend(cpu.BackendOptions{})
 	for _, s := range []int64{512, 1024, 2048} {
@@ -136,7 +122,7 @@ func BenchmarkBackendMulMatVsPeak(b *testing.B) {
 			run()
 			dur := max(time.Since(t), 5*time.Millisecond)
 			var peak float64
-			tk, _ := refBestOf(5, run, func() { peak = max(peak, vec.PeakGFLOPS(be.Threads(), dur)) })
+			tk, _ := vec.BestOf(5, run, func() { peak = max(peak, vec.PeakGFLOPS(be.Threads(), dur)) })
 			b.ReportMetric(flops/sec/1e9, "GFLOP/s")
 			b.ReportMetric(flops/tk/1e9, "best-GFLOP/s")
 			b.ReportMetric(peak, "peak-GFLOP/s")
@@ -170,7 +156,7 @@ func benchVsCopy(b *testing.B, elemBytes int64, build func(ctx *runtime.Context,
 			cp()
 			b.SetBytes(int64(bytes))
 			sec := refMeanSeconds(b, run)
-			tk, tc := refBestOf(max(5, int((256<<20)/bytes)), run, cp)
+			tk, tc := vec.BestOf(max(5, int((256<<20)/bytes)), run, cp)
 			b.ReportMetric(bytes/sec/1e9, "GB/s")
 			b.ReportMetric(bytes/tk/1e9, "best-GB/s")
 			b.ReportMetric(bytes/tc/1e9, "copy-GB/s")

@@ -68,13 +68,7 @@ func reportVsPeak(b *testing.B, workers int, flops float64, f func()) (peak floa
 	t := time.Now()
 	f()
 	dur := max(time.Since(t), 5*time.Millisecond)
-	best := math.Inf(1)
-	for range 5 {
-		t := time.Now()
-		f()
-		best = min(best, time.Since(t).Seconds())
-		peak = max(peak, PeakGFLOPS(workers, dur))
-	}
+	best, _ := BestOf(5, f, func() { peak = max(peak, PeakGFLOPS(workers, dur)) })
 	g := flops / best / 1e9
 	b.ReportMetric(g, "best-GFLOP/s")
 	b.ReportMetric(peak, "peak-GFLOP/s")
@@ -114,22 +108,6 @@ func BenchmarkGemmNTShapes(b *testing.B) {
 	}
 }
 
-// bestOf runs f and ref alternately reps times and returns the best
-// (shortest) time of each in seconds: on a shared machine the best of
-// interleaved runs is the fairest side-by-side comparison.
-func bestOf(reps int, f, ref func()) (tf, tref float64) {
-	tf, tref = math.Inf(1), math.Inf(1)
-	for range reps {
-		t := time.Now()
-		f()
-		tf = min(tf, time.Since(t).Seconds())
-		t = time.Now()
-		ref()
-		tref = min(tref, time.Since(t).Seconds())
-	}
-	return tf, tref
-}
-
 var streamSizes = []struct {
 	name string
 	n    int
@@ -149,7 +127,7 @@ func benchStream(b *testing.B, arrays int, n int, run func()) {
 	}
 	bytes := float64(arrays) * 4 * float64(n)
 	reps := max(5, (256<<20)/int(bytes))
-	tk, tc := bestOf(reps, run, cp)
+	tk, tc := BestOf(reps, run, cp)
 	best, cpRate := bytes/tk/1e9, 8*float64(n)/tc/1e9
 	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 	b.ReportMetric(best, "best-GB/s")
@@ -279,7 +257,7 @@ func BenchmarkParallel(b *testing.B) {
 			for b.Loop() {
 				run()
 			}
-			tk, tc := bestOf(5, run, cp)
+			tk, tc := BestOf(5, run, cp)
 			b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 			b.ReportMetric(bytes/tk/1e9, "best-GB/s")
 			b.ReportMetric(8*cols*rows/tc/1e9, "copy-GB/s")

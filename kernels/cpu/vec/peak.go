@@ -1,6 +1,7 @@
 package vec
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -38,6 +39,24 @@ func PeakGFLOPS(workers int, dur time.Duration) float64 {
 		total += r
 	}
 	return total / 1e9
+}
+
+// BestOf runs f and ref alternately reps times and returns the best
+// (shortest) time of each in seconds: on a shared machine the best of
+// interleaved runs is the fairest side-by-side comparison. Benchmarks use
+// it to set a kernel against a reference (PeakGFLOPS, a copy) measured in
+// the same run.
+func BestOf(reps int, f, ref func()) (tf, tref float64) {
+	tf, tref = math.Inf(1), math.Inf(1)
+	for range reps {
+		t := time.Now()
+		f()
+		tf = min(tf, time.Since(t).Seconds())
+		t = time.Now()
+		ref()
+		tref = min(tref, time.Since(t).Seconds())
+	}
+	return tf, tref
 }
 
 // scalarFMALoop is the portable peak loop: n iterations of 8 independent
