@@ -12,8 +12,7 @@ import (
 // program is a linked compute program and where its parameters go.
 type program struct {
 	id     uint32
-	params int32     // location of the uniform uint array P
-	local  [3]uint32 // local work group size
+	params int32 // location of the uniform uint array P
 }
 
 // compile builds a compute program from GLSL source. It runs on the GL
@@ -42,11 +41,7 @@ func compile(name, src string) (*program, error) {
 		gl.DeleteProgram(id)
 		return nil, fmt.Errorf("%w: linking kernel %s: %s", ErrGL, name, msg)
 	}
-	p := &program{id: id, params: gl.GetUniformLocation(id, gl.Str("P\x00"))}
-	var local [3]int32
-	gl.GetProgramiv(id, gl.COMPUTE_WORK_GROUP_SIZE, &local[0])
-	p.local = [3]uint32{uint32(local[0]), uint32(local[1]), uint32(local[2])}
-	return p, nil
+	return &program{id: id, params: gl.GetUniformLocation(id, gl.Str("P\x00"))}, nil
 }
 
 func shaderLog(id uint32, isProgram bool) string {
