@@ -475,7 +475,7 @@ func (b *Backend) quantScratch(n uint64) (uint64, error) {
 		}
 		b.qbuf, b.qsize = 0, 0
 	}
-	size := (max(n, 1<<20) + 1<<20 - 1) &^ (1<<20 - 1)
+	size := runtime.AlignUp(max(n, 1<<20), 1<<20)
 	var p uint64
 	if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&p, size)); err != nil {
 		return 0, fmt.Errorf("mul_mat activation scratch of %d bytes: %w", size, err)
