@@ -28,7 +28,7 @@ type deviceTarget struct{ b *Backend }
 
 func (t *deviceTarget) Name() string                   { return t.b.devType.Name() }
 func (t *deviceTarget) BufferType() runtime.BufferType { return t.b.devType }
-func (t *deviceTarget) Peers() []string                { return []string{"CUDA_Host"} }
+func (t *deviceTarget) Peers() []string                { return []string{t.b.hostType.Name()} }
 func (t *deviceTarget) Synchronize() error             { return t.b.Synchronize() }
 
 func (t *deviceTarget) TimeDevice(run func() error) (time.Duration, error) {
