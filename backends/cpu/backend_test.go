@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/gogml/gogml/backends/backendtest"
@@ -15,7 +16,7 @@ func TestBackendConformance(t *testing.T) {
 	for _, threads := range []int{3, 1} {
 		be := cpu.NewBackend(cpu.BackendOptions{Threads: threads})
 		cpu.SplitEverything(be)
-		t.Run("threads"+itoa(uint64(threads)), func(t *testing.T) {
+		t.Run("threads"+strconv.Itoa(threads), func(t *testing.T) {
 			var opts []backendtest.OpOption
 			if threads == 1 || raceEnabled {
 				opts = append(opts, backendtest.Reduced())

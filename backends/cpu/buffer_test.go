@@ -3,6 +3,7 @@ package cpu
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,22 +150,11 @@ func TestAlloc(t *testing.T) {
 func sizeName(n uint64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
-		return itoa(n>>20) + "MiB"
+		return strconv.FormatUint(n>>20, 10) + "MiB"
 	case n >= 1<<10 && n%(1<<10) == 0:
-		return itoa(n>>10) + "KiB"
+		return strconv.FormatUint(n>>10, 10) + "KiB"
 	}
-	return itoa(n) + "B"
-}
-
-func itoa(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
+	return strconv.FormatUint(n, 10) + "B"
 }
 
 func TestAllocFailures(t *testing.T) {

@@ -2,6 +2,7 @@ package cpu_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/gogml/gogml/backends/backendtest"
@@ -25,7 +26,7 @@ func TestBufferConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Run(bt.Name()+"/align"+itoa(bt.Alignment()), func(t *testing.T) {
+		t.Run(bt.Name()+"/align"+strconv.FormatUint(bt.Alignment(), 10), func(t *testing.T) {
 			if o.Locked {
 				// Skip where the locked-memory limit forbids the sizes used.
 				b, err := bt.AllocBuffer(48 << 20)
@@ -40,15 +41,4 @@ func TestBufferConformance(t *testing.T) {
 			backendtest.RunBuffers(t, bt, backendtest.WithOther(plain))
 		})
 	}
-}
-
-func itoa(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
