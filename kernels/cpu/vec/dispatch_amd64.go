@@ -259,8 +259,6 @@ func max32(a []float32) float32 {
 	return m
 }
 
-func expSub(dst, a []float32, m float32) float64 { return expScaleSub(dst, a, 1, m) }
-
 func expScaleSub(dst, a []float32, s, m float32) float64 {
 	return expScaleSubPf(dst, a, s, m, a)
 }

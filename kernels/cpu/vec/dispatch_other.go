@@ -2,18 +2,17 @@
 
 package vec
 
-func add(dst, a, b []float32)                    { addGo(dst, a, b) }
-func sub(dst, a, b []float32)                    { subGo(dst, a, b) }
-func mul(dst, a, b []float32)                    { mulGo(dst, a, b) }
-func div(dst, a, b []float32)                    { divGo(dst, a, b) }
-func scale(dst, a []float32, s float32)          { scaleGo(dst, a, s) }
-func addScalar(dst, a []float32, s float32)      { addScalarGo(dst, a, s) }
-func scaleAdd(dst, a []float32, s float32)       { scaleAddGo(dst, a, s) }
-func dot(a, b []float32) float32                 { return dotGo(a, b) }
-func sum64(a []float32) float64                  { return sum64Go(a) }
-func sumSq(a []float32) float64                  { return sumSqGo(a) }
-func max32(a []float32) float32                  { return max32Go(a) }
-func expSub(dst, a []float32, m float32) float64 { return expSubGo(dst, a, m) }
+func add(dst, a, b []float32)               { addGo(dst, a, b) }
+func sub(dst, a, b []float32)               { subGo(dst, a, b) }
+func mul(dst, a, b []float32)               { mulGo(dst, a, b) }
+func div(dst, a, b []float32)               { divGo(dst, a, b) }
+func scale(dst, a []float32, s float32)     { scaleGo(dst, a, s) }
+func addScalar(dst, a []float32, s float32) { addScalarGo(dst, a, s) }
+func scaleAdd(dst, a []float32, s float32)  { scaleAddGo(dst, a, s) }
+func dot(a, b []float32) float32            { return dotGo(a, b) }
+func sum64(a []float32) float64             { return sum64Go(a) }
+func sumSq(a []float32) float64             { return sumSqGo(a) }
+func max32(a []float32) float32             { return max32Go(a) }
 func expScaleSub(dst, a []float32, s, m float32) float64 {
 	return expScaleSubGo(dst, a, s, m)
 }

@@ -124,17 +124,6 @@ func exp32(x float32) float32 {
 // minExpArg: below it exp's result is not a normal float32 (flushed to 0).
 const minExpArg = -87.33654
 
-func expSubGo(dst, a []float32, m float32) float64 {
-	dst = dst[:len(a)]
-	var s float64
-	for i, x := range a {
-		e := exp32(x - m)
-		dst[i] = e
-		s += float64(e)
-	}
-	return s
-}
-
 func expScaleSubGo(dst, a []float32, s, m float32) float64 {
 	dst = dst[:len(a)]
 	var sum float64

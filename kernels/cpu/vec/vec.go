@@ -94,6 +94,10 @@ func ExpSub(dst, a []float32, m float32) float64 {
 	return expSub(dst[:n], a[:n], m)
 }
 
+// expSub is expScaleSub with scale 1 (x*1 is exactly x) on every
+// implementation.
+func expSub(dst, a []float32, m float32) float64 { return expScaleSub(dst, a, 1, m) }
+
 // Exp sets dst[i] = exp(a[i]) with the accuracy of ExpSub.
 func Exp(dst, a []float32) {
 	n := min2(len(dst), len(a))
