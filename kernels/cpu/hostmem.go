@@ -1,6 +1,7 @@
 package cpukernels
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/gogml/gogml/runtime"
@@ -100,7 +101,7 @@ func ReadF32(t *runtime.Tensor, b []byte) ([]float32, error) {
 		case t.Type == runtime.TypeI32:
 			o := off3(t.Nb, i1, i2, i3)
 			for i := range row {
-				row[i] = float32(int32(leU32(b[o+uint64(i)*t.Nb[0]:])))
+				row[i] = float32(int32(binary.LittleEndian.Uint32(b[o+uint64(i)*t.Nb[0]:])))
 			}
 		default:
 			return nil, fmt.Errorf("tensor %s: read as f32: %w", t, runtime.ErrUnsupported)
@@ -108,8 +109,4 @@ func ReadF32(t *runtime.Tensor, b []byte) ([]float32, error) {
 		out = append(out, row...)
 	}
 	return out, nil
-}
-
-func leU32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
