@@ -93,13 +93,13 @@ func GemmNTSplit(ith, nth, m, n int) (i0, i1, j0, j1 int) {
 		// packs only its own rows of b.
 		units := (n + colUnit - 1) / colUnit
 		u0, u1 := units*ith/nth, units*(ith+1)/nth
-		j0, j1 = min2(u0*colUnit, n), min2(u1*colUnit, n)
+		j0, j1 = min(u0*colUnit, n), min(u1*colUnit, n)
 		return 0, m, j0, j1
 	}
 	const rowUnit = gemmMR
 	units := (m + rowUnit - 1) / rowUnit
 	u0, u1 := units*ith/nth, units*(ith+1)/nth
-	i0, i1 = min2(u0*rowUnit, m), min2(u1*rowUnit, m)
+	i0, i1 = min(u0*rowUnit, m), min(u1*rowUnit, m)
 	return i0, i1, 0, n
 }
 
@@ -139,7 +139,7 @@ func gemmNTGo(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float
 	}
 	jBlock := max(2, (128<<10)/(4*k)) &^ 1
 	for jb := 0; jb < n; jb += jBlock {
-		je := min2(jb+jBlock, n)
+		je := min(jb+jBlock, n)
 		i := 0
 		for ; i+2 <= m; i += 2 {
 			a0 := a[i*lda : i*lda+k]

@@ -18,7 +18,7 @@ func SoftMaxRows(dst, src []float32, cols int, scale float32) {
 	if cols < 1 {
 		return
 	}
-	rows := min2(len(dst), len(src)) / cols
+	rows := min(len(dst), len(src)) / cols
 	// Ordinary stores throughout: streaming the normalized rows out measured
 	// slower here than letting them go through the cache.
 	for r := 0; r < rows; r++ {
@@ -56,7 +56,7 @@ func RMSNormRows(dst, src []float32, cols int, eps float32) {
 	if cols < 1 {
 		return
 	}
-	rows := min2(len(dst), len(src)) / cols
+	rows := min(len(dst), len(src)) / cols
 	nt := rows*cols*4 >= ntMinBytes
 	for r := 0; r < rows; r++ {
 		x, y := src[r*cols:(r+1)*cols], dst[r*cols:(r+1)*cols]
@@ -77,9 +77,9 @@ func RMSNormRows(dst, src []float32, cols int, eps float32) {
 // three passes: the scaled, masked row and its maximum, the exponentials
 // and their sum, the normalization. dst may be x or mask (in place).
 func SoftMaxRow(dst, x, mask []float32, scale, slope float32) {
-	n := min2(len(dst), len(x))
+	n := min(len(dst), len(x))
 	if mask != nil {
-		n = min2(n, len(mask))
+		n = min(n, len(mask))
 	}
 	if n == 0 {
 		return

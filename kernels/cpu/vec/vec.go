@@ -7,62 +7,53 @@ import "math"
 // It is the size at which the runtime's memmove (copy) switches to them.
 const ntMinBytes = 1 << 20
 
-func min2(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-func min3(a, b, c int) int { return min2(min2(a, b), c) }
-
 // Add sets dst[i] = a[i] + b[i].
 func Add(dst, a, b []float32) {
-	n := min3(len(dst), len(a), len(b))
+	n := min(len(dst), len(a), len(b))
 	add(dst[:n], a[:n], b[:n])
 }
 
 // Sub sets dst[i] = a[i] - b[i].
 func Sub(dst, a, b []float32) {
-	n := min3(len(dst), len(a), len(b))
+	n := min(len(dst), len(a), len(b))
 	sub(dst[:n], a[:n], b[:n])
 }
 
 // Mul sets dst[i] = a[i] * b[i].
 func Mul(dst, a, b []float32) {
-	n := min3(len(dst), len(a), len(b))
+	n := min(len(dst), len(a), len(b))
 	mul(dst[:n], a[:n], b[:n])
 }
 
 // Div sets dst[i] = a[i] / b[i].
 func Div(dst, a, b []float32) {
-	n := min3(len(dst), len(a), len(b))
+	n := min(len(dst), len(a), len(b))
 	div(dst[:n], a[:n], b[:n])
 }
 
 // Scale sets dst[i] = a[i] * s.
 func Scale(dst, a []float32, s float32) {
-	n := min2(len(dst), len(a))
+	n := min(len(dst), len(a))
 	scale(dst[:n], a[:n], s)
 }
 
 // AddScalar sets dst[i] = a[i] + s.
 func AddScalar(dst, a []float32, s float32) {
-	n := min2(len(dst), len(a))
+	n := min(len(dst), len(a))
 	addScalar(dst[:n], a[:n], s)
 }
 
 // ScaleAdd sets dst[i] += s * a[i] (axpy). Soft-max with a mask is
 // Scale(w, x, scale) followed by ScaleAdd(w, mask, slope).
 func ScaleAdd(dst, a []float32, s float32) {
-	n := min2(len(dst), len(a))
+	n := min(len(dst), len(a))
 	scaleAdd(dst[:n], a[:n], s)
 }
 
 // Dot returns the sum of a[i]*b[i] over min(len(a), len(b)) elements,
 // accumulated in float32 over several independent partial sums.
 func Dot(a, b []float32) float32 {
-	n := min2(len(a), len(b))
+	n := min(len(a), len(b))
 	return dot(a[:n], b[:n])
 }
 
@@ -90,7 +81,7 @@ func Max(a []float32) float32 {
 // largest float32 are +Inf, and NaN stays NaN. The relative error is
 // within about 1 float32 ulp.
 func ExpSub(dst, a []float32, m float32) float64 {
-	n := min2(len(dst), len(a))
+	n := min(len(dst), len(a))
 	return expSub(dst[:n], a[:n], m)
 }
 
@@ -100,12 +91,12 @@ func expSub(dst, a []float32, m float32) float64 { return expScaleSub(dst, a, 1,
 
 // Exp sets dst[i] = exp(a[i]) with the accuracy of ExpSub.
 func Exp(dst, a []float32) {
-	n := min2(len(dst), len(a))
+	n := min(len(dst), len(a))
 	expSub(dst[:n], a[:n], 0)
 }
 
 // SiLU sets dst[i] = a[i] / (1 + exp(-a[i])).
 func SiLU(dst, a []float32) {
-	n := min2(len(dst), len(a))
+	n := min(len(dst), len(a))
 	silu(dst[:n], a[:n])
 }
