@@ -23,11 +23,7 @@ func SoftMaxRows(dst, src []float32, cols int, scale float32) {
 	// slower here than letting them go through the cache.
 	for r := 0; r < rows; r++ {
 		x, y := src[r*cols:(r+1)*cols], dst[r*cols:(r+1)*cols]
-		// max(scale·x) is scale·max(x), or scale·min(x) for scale < 0.
-		m := scale * max32(x)
-		if scale < 0 {
-			m = scale * min32(x)
-		}
+		m := scaledMax(x, scale)
 		next := x // prefetched while this row's exponentials are computed
 		if r+1 < rows {
 			next = src[(r+1)*cols : (r+2)*cols]
@@ -35,6 +31,15 @@ func SoftMaxRows(dst, src []float32, cols int, scale float32) {
 		sum := expScaleSubPf(y, x, scale, m, next)
 		Scale(y, y, float32(1/sum))
 	}
+}
+
+// scaledMax returns max(scale·x) over x (not empty): scale·max(x), or
+// scale·min(x) for scale < 0.
+func scaledMax(x []float32, scale float32) float32 {
+	if scale < 0 {
+		return scale * min32(x)
+	}
+	return scale * max32(x)
 }
 
 // min32 returns the smallest element of x (not empty).
@@ -87,11 +92,7 @@ func SoftMaxRow(dst, x, mask []float32, scale, slope float32) {
 	dst, x = dst[:n], x[:n]
 	var sum float64
 	if mask == nil {
-		m := scale * max32(x)
-		if scale < 0 {
-			m = scale * min32(x)
-		}
-		sum = expScaleSub(dst, x, scale, m)
+		sum = expScaleSub(dst, x, scale, scaledMax(x, scale))
 	} else {
 		m := scaleMaskMax(dst, x, mask[:n], scale, slope)
 		sum = expScaleSub(dst, dst, 1, m)
