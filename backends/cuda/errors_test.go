@@ -1,9 +1,12 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	cpukernels "github.com/gogml/gogml/kernels/cpu"
 	"github.com/gogml/gogml/runtime"
@@ -127,14 +130,51 @@ func TestLaunchGeometry(t *testing.T) {
 	}
 }
 
-// TestRopeCorrDimsMatchesReference checks the host-side YaRN range against
-// the CPU reference's.
+// TestRopeCorrDimsMatchesReference checks that the rope launch on the
+// emulated device passes the CPU reference's YaRN range (kernel arguments
+// lo and hi).
 func TestRopeCorrDimsMatchesReference(t *testing.T) {
+	// Byte offsets of k_rope_f32's arguments 12 (lo) and 13 (hi).
+	var layout args
+	offs := make([]int, len(kRope.args))
+	for i, k := range kRope.args {
+		layout.put(k) // pads to the argument's alignment, then appends it
+		offs[i] = len(layout.buf) - k.size()
+	}
+	e := newEmuDevice(t)
+	d := emuDriver(e)
+	var last []byte
+	launch := d.cuLaunchKernel
+	d.cuLaunchKernel = func(f cuFunction, gx, gy, gz, bx, by, bz, shmem uint32, s cuStream, params, extra unsafe.Pointer) Result {
+		// The packed arguments and their size sit in the scratch that
+		// extra starts (see Backend.launch).
+		n := *(*uint64)(unsafe.Add(extra, scratchSize-scratchExtra))
+		last = append(last[:0], unsafe.Slice((*byte)(unsafe.Add(extra, scratchArgs-scratchExtra)), n)...)
+		return launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
+	}
+	b, err := newWithDriver(d, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	for _, c := range []struct {
 		nDims, nCtx int32
 		base        float32
 	}{{128, 4096, 10000}, {64, 2048, 500000}, {128, 0, 10000}} {
-		lo, hi := ropeCorrDims(c.nDims, c.nCtx, c.base, 32, 1)
+		p := runtime.RopeParams{NCtxOrig: c.nCtx, FreqBase: c.base, FreqScale: 0.25, ExtFactor: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+		g, _, buf := buildCase(t, opCase{idx: 100, build: func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.RopeExt(ctx.NewTensor(runtime.TypeF32, int64(c.nDims), 2, 3), ctx.NewTensor(runtime.TypeI32, 3), nil, int(c.nDims), runtime.RopeNormal, p)
+		}}, b.DeviceBufferType())
+		last = nil
+		if err := b.Compute(g); err != nil {
+			t.Fatal(err)
+		}
+		_ = buf.Free()
+		if len(last) < offs[13]+4 {
+			t.Fatalf("%+v: no rope launch seen (%d argument bytes)", c, len(last))
+		}
+		lo := math.Float32frombits(binary.LittleEndian.Uint32(last[offs[12]:]))
+		hi := math.Float32frombits(binary.LittleEndian.Uint32(last[offs[13]:]))
 		wlo, whi := cpukernels.RopeCorrDims(c.nDims, c.nCtx, c.base, 32, 1)
 		if lo != wlo || hi != whi {
 			t.Errorf("%+v: got %v %v, want %v %v", c, lo, hi, wlo, whi)

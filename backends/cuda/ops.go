@@ -407,24 +407,13 @@ func (b *Backend) mulMat(t *runtime.Tensor, dst, pa, pb uint64) error {
 	return b.launch(k, dim3{uint32(ceilDiv(s0.Ne[1], 64)), uint32(ceilDiv(s1.Ne[1], 64)), uint32(batches)}, dim3{256, 1, 1}, 0, a)
 }
 
-// ropeCorrDims is YaRN's correction range, computed in float32 as the CPU
-// reference computes it.
-func ropeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (lo, hi float32) {
-	dim := func(nRot float32) float32 {
-		return float32(nDims) * float32(math.Log(float64(float32(nCtxOrig)/(nRot*2*math.Pi)))) / (2 * float32(math.Log(float64(freqBase))))
-	}
-	start := float32(math.Floor(float64(dim(betaFast))))
-	end := float32(math.Ceil(float64(dim(betaSlow))))
-	return max(0, start), min(float32(nDims-1), end)
-}
-
 func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {
 	s0 := t.Src[0]
 	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
 	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
 	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
 	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
-	lo, hi := ropeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
+	lo, hi := cpukernels.RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
 	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
 	back := int32(0)
 	if t.Op == runtime.OpRopeBack {
