@@ -11,7 +11,7 @@ help:
 	@echo "make test      install what the tests need (apt, as root) and run every test"
 	@echo "make bench     benchmarks: allocator ns/node, CPU kernels (GFLOP/s, GB/s), decoder tokens/s"
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
-	@echo "make ptx       regenerate the CUDA PTX from kernels/cuda/*.cu (needs nvcc; see the cuda block)"
+	@echo "make ptx       regenerate the CUDA PTX from internal/kernels/cuda/*.cu (needs nvcc; see the cuda block)"
 	@echo "make gpu-check build the NVIDIA device check (test + bench binaries and a runner script)"
 
 build:
@@ -36,13 +36,13 @@ run:
 	$(GO) run ./cmd/gogml run -prompt $(PROMPT) -n $(NTOK)
 
 bench:
-	$(GO) test -run XXX -bench . ./runtime ./gallocr ./kernels/... ./backends/cpu/... ./model/...
+	$(GO) test -run XXX -bench . ./runtime ./gallocr ./internal/kernels/... ./backends/cpu/... ./model/...
 
 FUZZTIME ?= 30s
 fuzz:
 	@set -e; for t in \
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
-		./gallocr:FuzzPackBlocks ./kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
+		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
@@ -64,7 +64,7 @@ GL_TAGS ?= opengl,egl
 .PHONY: bench-opengl gl-gpu-check run-opengl
 test-opengl:
 	sh scripts/ensure-gl-deps.sh
-	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./kernels/glsl/... ./model/llama/...
+	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./internal/kernels/glsl/... ./model/llama/...
 	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -tags $(GL_TAGS) -run 'TestConformance|TestOps' ./backends/opengl/
 bench-opengl:
 	sh scripts/ensure-gl-deps.sh
@@ -77,7 +77,7 @@ run-opengl:
 # --- end opengl ---
 
 # --- cuda ---
-# make ptx: regenerate kernels/cuda/*.ptx (compute_70, PTX ISA 7.x) from the
+# make ptx: regenerate internal/kernels/cuda/*.ptx (compute_70, PTX ISA 7.x) from the
 # .cu sources; the PTX is committed, so only kernel edits need it. nvcc on
 # Debian 12: add "contrib non-free non-free-firmware" to Components in
 # /etc/apt/sources.list.d/debian.sources, then apt-get update && apt-get
@@ -87,7 +87,7 @@ run-opengl:
 # see scripts/gpu-check/README).
 .PHONY: ptx gpu-check
 ptx:
-	sh kernels/cuda/genptx.sh
+	sh internal/kernels/cuda/genptx.sh
 gpu-check:
 	GO=$(GO) sh scripts/gpu-check/build.sh gpu-check-out
 # --- end cuda ---

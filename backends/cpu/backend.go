@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 

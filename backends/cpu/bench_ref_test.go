@@ -10,7 +10,7 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/gallocr"
-	"github.com/gogml/gogml/kernels/cpu/vec"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
 	"github.com/gogml/gogml/runtime"
 	"golang.org/x/sys/unix"
 )

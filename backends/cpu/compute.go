@@ -6,8 +6,8 @@ import (
 	"math"
 	"unsafe"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
-	"github.com/gogml/gogml/kernels/cpu/vec"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
 	"github.com/gogml/gogml/runtime"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
-	"github.com/gogml/gogml/kernels/cpu/vec"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
 	"github.com/gogml/gogml/runtime"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gogml/gogml/gallocr"
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 

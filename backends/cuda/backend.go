@@ -5,7 +5,7 @@
 //
 // Memory: CUDA<n> device buffers (addresses are uint64 device pointers,
 // never Go pointers) and CUDA_Host pinned host buffers. Kernels: the PTX
-// embedded by package kernels/cuda, loaded with cuModuleLoadData and
+// embedded by package internal/kernels/cuda, loaded with cuModuleLoadData and
 // launched in graph order on one stream per backend.
 //
 // Threading: every driver call runs on a locked OS thread with the
@@ -24,7 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	kcuda "github.com/gogml/gogml/kernels/cuda"
+	kcuda "github.com/gogml/gogml/internal/kernels/cuda"
 	"github.com/gogml/gogml/runtime"
 )
 

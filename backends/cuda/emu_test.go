@@ -21,13 +21,13 @@ import (
 
 	"github.com/gogml/gogml/backends/backendtest"
 	"github.com/gogml/gogml/backends/cpu"
-	kcuda "github.com/gogml/gogml/kernels/cuda"
+	kcuda "github.com/gogml/gogml/internal/kernels/cuda"
 	"github.com/gogml/gogml/model/llama"
 	"github.com/gogml/gogml/runtime"
 )
 
 // This file runs the backend against an emulated driver: the kernels'
-// CUDA C compiled for the host (kernels/cuda/emu) in a helper process that
+// CUDA C compiled for the host (internal/kernels/cuda/emu) in a helper process that
 // shares the "device memory" arena with the test at the same addresses.
 // It checks, without a GPU, the Go dispatch, the argument packing against
 // the C parameter types, and the kernels' results against the CPU backend.

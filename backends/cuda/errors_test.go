@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 

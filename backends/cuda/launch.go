@@ -64,7 +64,7 @@ const (
 )
 
 // Kernel descriptors, one per extern "C" __global__ function in
-// kernels/cuda/*.cu.
+// internal/kernels/cuda/*.cu.
 var (
 	kBinary      = kernel{"elementwise", "k_binary_f32", []argKind{aP, aS, aP, aS, aP, aS, aI}}
 	kUnary       = kernel{"elementwise", "k_unary_f32", []argKind{aP, aS, aP, aS, aI, aF, aF}}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"unsafe"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	kcuda "github.com/gogml/gogml/kernels/cuda"
+	kcuda "github.com/gogml/gogml/internal/kernels/cuda"
 	"github.com/gogml/gogml/runtime"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	kcuda "github.com/gogml/gogml/kernels/cuda"
+	kcuda "github.com/gogml/gogml/internal/kernels/cuda"
 )
 
 // TestPTXAssembles assembles the embedded PTX with ptxas (from the CUDA
@@ -32,7 +32,7 @@ func TestPTXAssembles(t *testing.T) {
 	entryRe := regexp.MustCompile(`Compiling entry function '(\w+)'`)
 	usedRe := regexp.MustCompile(`Used (\d+) registers`)
 	smemRe := regexp.MustCompile(`(\d+) bytes smem`)
-	files, _ := filepath.Glob("../../kernels/cuda/*.ptx")
+	files, _ := filepath.Glob("../../internal/kernels/cuda/*.ptx")
 	if len(files) == 0 {
 		ents, _ := kcuda.PTX.ReadDir(".")
 		for _, e := range ents {

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.3-core/gl"
-	"github.com/gogml/gogml/kernels/glsl"
+	"github.com/gogml/gogml/internal/kernels/glsl"
 	"github.com/gogml/gogml/runtime"
 )
 

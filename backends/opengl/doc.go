@@ -41,7 +41,7 @@
 //
 // # Kernels
 //
-// GLSL 4.30 compute shaders from package kernels/glsl, compiled once per
+// GLSL 4.30 compute shaders from package internal/kernels/glsl, compiled once per
 // device and variant. Claimed (SupportsOp and Compute share one planner):
 // DUP/CPY/CONT between f32, f16, bf16, i32 and to/from q4_0/q8_0; ADD,
 // SUB, MUL, DIV with broadcast; ADD1, SCALE, SQR, SQRT, LOG, CLAMP,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/gallocr"
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/runtime"

@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	cpukernels "github.com/gogml/gogml/kernels/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 )
 
 func TestHalfToFloat(t *testing.T) {
