@@ -2,15 +2,17 @@ package runtime
 
 import "fmt"
 
-// Op is a ggml operation. The numeric values follow ggml's enum at the
-// reference version.
+// Op is a ggml operation. The numeric values follow ggml 0.27.0's enum
+// (GGML_OP_COUNT = 101), the version whose RPC protocol and files gogml
+// speaks.
 type Op int32
 
-// The ops of ggml at the reference version.
+// The ops of ggml 0.27.0, in its order.
 const (
 	OpNone Op = iota
 	OpDup
 	OpAdd
+	OpAddId
 	OpAdd1
 	OpAcc
 	OpSub
@@ -23,6 +25,7 @@ const (
 	OpCos
 	OpSum
 	OpSumRows
+	OpCumsum
 	OpMean
 	OpArgmax
 	OpCountEqual
@@ -34,6 +37,7 @@ const (
 	OpRmsNorm
 	OpRmsNormBack
 	OpGroupNorm
+	OpL2Norm
 	OpMulMat
 	OpMulMatId
 	OpOutProd
@@ -47,6 +51,7 @@ const (
 	OpTranspose
 	OpGetRows
 	OpGetRowsBack
+	OpSetRows
 	OpDiag
 	OpDiagMaskInf
 	OpDiagMaskZero
@@ -58,6 +63,11 @@ const (
 	OpConvTranspose1D
 	OpIm2col
 	OpIm2colBack
+	OpIm2col3D
+	OpCol2im1D
+	OpConv2D
+	OpConv3D
+	OpConv2DDw
 	OpConvTranspose2D
 	OpPool1D
 	OpPool2D
@@ -65,10 +75,14 @@ const (
 	OpUpscale
 	OpPad
 	OpPadReflect1D
+	OpRoll
 	OpArange
 	OpTimestepEmbedding
 	OpArgsort
+	OpTopK
 	OpLeakyRelu
+	OpTri
+	OpFill
 	OpFlashAttnExt
 	OpFlashAttnBack
 	OpSsmConv
@@ -79,18 +93,23 @@ const (
 	OpAddRelPos
 	OpRwkvWkv6
 	OpGatedLinearAttn
+	OpRwkvWkv7
+	OpSolveTri
+	OpGatedDeltaNet
+	OpLightningIndexer
+	OpDsv4HcComb
+	OpDsv4HcPre
+	OpDsv4HcPost
 	OpUnary
-	OpMapUnary
-	OpMapBinary
-	OpMapCustom1F32
-	OpMapCustom2F32
-	OpMapCustom3F32
 	OpMapCustom1
 	OpMapCustom2
 	OpMapCustom3
+	OpCustom
 	OpCrossEntropyLoss
 	OpCrossEntropyLossBack
 	OpOptStepAdamw
+	OpOptStepSgd
+	OpGlu
 
 	// OpCount is the number of ops.
 	OpCount
@@ -100,6 +119,7 @@ var opNames = [OpCount]string{
 	OpNone:                 "NONE",
 	OpDup:                  "DUP",
 	OpAdd:                  "ADD",
+	OpAddId:                "ADD_ID",
 	OpAdd1:                 "ADD1",
 	OpAcc:                  "ACC",
 	OpSub:                  "SUB",
@@ -112,6 +132,7 @@ var opNames = [OpCount]string{
 	OpCos:                  "COS",
 	OpSum:                  "SUM",
 	OpSumRows:              "SUM_ROWS",
+	OpCumsum:               "CUMSUM",
 	OpMean:                 "MEAN",
 	OpArgmax:               "ARGMAX",
 	OpCountEqual:           "COUNT_EQUAL",
@@ -123,6 +144,7 @@ var opNames = [OpCount]string{
 	OpRmsNorm:              "RMS_NORM",
 	OpRmsNormBack:          "RMS_NORM_BACK",
 	OpGroupNorm:            "GROUP_NORM",
+	OpL2Norm:               "L2_NORM",
 	OpMulMat:               "MUL_MAT",
 	OpMulMatId:             "MUL_MAT_ID",
 	OpOutProd:              "OUT_PROD",
@@ -136,6 +158,7 @@ var opNames = [OpCount]string{
 	OpTranspose:            "TRANSPOSE",
 	OpGetRows:              "GET_ROWS",
 	OpGetRowsBack:          "GET_ROWS_BACK",
+	OpSetRows:              "SET_ROWS",
 	OpDiag:                 "DIAG",
 	OpDiagMaskInf:          "DIAG_MASK_INF",
 	OpDiagMaskZero:         "DIAG_MASK_ZERO",
@@ -147,6 +170,11 @@ var opNames = [OpCount]string{
 	OpConvTranspose1D:      "CONV_TRANSPOSE_1D",
 	OpIm2col:               "IM2COL",
 	OpIm2colBack:           "IM2COL_BACK",
+	OpIm2col3D:             "IM2COL_3D",
+	OpCol2im1D:             "COL2IM_1D",
+	OpConv2D:               "CONV_2D",
+	OpConv3D:               "CONV_3D",
+	OpConv2DDw:             "CONV_2D_DW",
 	OpConvTranspose2D:      "CONV_TRANSPOSE_2D",
 	OpPool1D:               "POOL_1D",
 	OpPool2D:               "POOL_2D",
@@ -154,10 +182,14 @@ var opNames = [OpCount]string{
 	OpUpscale:              "UPSCALE",
 	OpPad:                  "PAD",
 	OpPadReflect1D:         "PAD_REFLECT_1D",
+	OpRoll:                 "ROLL",
 	OpArange:               "ARANGE",
 	OpTimestepEmbedding:    "TIMESTEP_EMBEDDING",
 	OpArgsort:              "ARGSORT",
+	OpTopK:                 "TOP_K",
 	OpLeakyRelu:            "LEAKY_RELU",
+	OpTri:                  "TRI",
+	OpFill:                 "FILL",
 	OpFlashAttnExt:         "FLASH_ATTN_EXT",
 	OpFlashAttnBack:        "FLASH_ATTN_BACK",
 	OpSsmConv:              "SSM_CONV",
@@ -168,25 +200,30 @@ var opNames = [OpCount]string{
 	OpAddRelPos:            "ADD_REL_POS",
 	OpRwkvWkv6:             "RWKV_WKV6",
 	OpGatedLinearAttn:      "GATED_LINEAR_ATTN",
+	OpRwkvWkv7:             "RWKV_WKV7",
+	OpSolveTri:             "SOLVE_TRI",
+	OpGatedDeltaNet:        "GATED_DELTA_NET",
+	OpLightningIndexer:     "LIGHTNING_INDEXER",
+	OpDsv4HcComb:           "DSV4_HC_COMB",
+	OpDsv4HcPre:            "DSV4_HC_PRE",
+	OpDsv4HcPost:           "DSV4_HC_POST",
 	OpUnary:                "UNARY",
-	OpMapUnary:             "MAP_UNARY",
-	OpMapBinary:            "MAP_BINARY",
-	OpMapCustom1F32:        "MAP_CUSTOM1_F32",
-	OpMapCustom2F32:        "MAP_CUSTOM2_F32",
-	OpMapCustom3F32:        "MAP_CUSTOM3_F32",
 	OpMapCustom1:           "MAP_CUSTOM1",
 	OpMapCustom2:           "MAP_CUSTOM2",
 	OpMapCustom3:           "MAP_CUSTOM3",
+	OpCustom:               "CUSTOM",
 	OpCrossEntropyLoss:     "CROSS_ENTROPY_LOSS",
 	OpCrossEntropyLossBack: "CROSS_ENTROPY_LOSS_BACK",
 	OpOptStepAdamw:         "OPT_STEP_ADAMW",
+	OpOptStepSgd:           "OPT_STEP_SGD",
+	OpGlu:                  "GLU",
 }
 
 // UnaryOp selects the function of an OpUnary tensor; it is stored in the
 // tensor's first op parameter, as in ggml.
 type UnaryOp int32
 
-// The unary functions of ggml at the reference version.
+// The unary functions of ggml 0.27.0, in its order.
 const (
 	UnaryAbs UnaryOp = iota
 	UnarySgn
@@ -202,6 +239,14 @@ const (
 	UnaryHardswish
 	UnaryHardsigmoid
 	UnaryExp
+	UnaryExpm1
+	UnarySoftplus
+	UnaryGeluErf
+	UnaryXielu
+	UnaryFloor
+	UnaryCeil
+	UnaryRound
+	UnaryTrunc
 
 	// UnaryCount is the number of unary functions.
 	UnaryCount
@@ -222,6 +267,60 @@ var unaryNames = [UnaryCount]string{
 	UnaryHardswish:   "HARDSWISH",
 	UnaryHardsigmoid: "HARDSIGMOID",
 	UnaryExp:         "EXP",
+	UnaryExpm1:       "EXPM1",
+	UnarySoftplus:    "SOFTPLUS",
+	UnaryGeluErf:     "GELU_ERF",
+	UnaryXielu:       "XIELU",
+	UnaryFloor:       "FLOOR",
+	UnaryCeil:        "CEIL",
+	UnaryRound:       "ROUND",
+	UnaryTrunc:       "TRUNC",
+}
+
+// GluOp selects the function of an OpGlu tensor; it is stored in the
+// tensor's first op parameter, as in ggml.
+type GluOp int32
+
+// The gated linear unit functions of ggml 0.27.0, in its order.
+const (
+	GluReglu GluOp = iota
+	GluGeglu
+	GluSwiglu
+	GluSwigluOai
+	GluGegluErf
+	GluGegluQuick
+	GluSwigluClamp
+
+	// GluCount is the number of GLU functions.
+	GluCount
+)
+
+var gluNames = [GluCount]string{
+	GluReglu:       "REGLU",
+	GluGeglu:       "GEGLU",
+	GluSwiglu:      "SWIGLU",
+	GluSwigluOai:   "SWIGLU_OAI",
+	GluGegluErf:    "GEGLU_ERF",
+	GluGegluQuick:  "GEGLU_QUICK",
+	GluSwigluClamp: "SWIGLU_CLAMP",
+}
+
+// String returns ggml's name of the GLU function.
+func (g GluOp) String() string {
+	if g < 0 || g >= GluCount {
+		return fmt.Sprintf("glu(%d)", int32(g))
+	}
+	return gluNames[g]
+}
+
+// ParseGluOp looks up a GLU function by its ggml name.
+func ParseGluOp(name string) (GluOp, error) {
+	for g, n := range gluNames {
+		if n == name {
+			return GluOp(g), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: glu %q", ErrUnknownOp, name)
 }
 
 // String returns ggml's name of the op without the GGML_OP_ prefix.

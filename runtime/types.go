@@ -17,7 +17,7 @@ import (
 // gaps left by types ggml removed.
 type Type int32
 
-// The element types of ggml at the reference version.
+// The element types of ggml 0.27.0.
 const (
 	TypeF32     Type = 0
 	TypeF16     Type = 1
@@ -50,9 +50,13 @@ const (
 	TypeBF16    Type = 30
 	TypeTQ1_0   Type = 34
 	TypeTQ2_0   Type = 35
+	TypeMXFP4   Type = 39
+	TypeNVFP4   Type = 40
+	TypeQ1_0    Type = 41
+	TypeQ2_0    Type = 42
 
 	// TypeCount is one past the largest type value.
-	TypeCount Type = 36
+	TypeCount Type = 43
 )
 
 // TypeTraits describes the storage of one element type: elements are stored
@@ -99,6 +103,10 @@ var typeTable = [TypeCount]TypeTraits{
 	TypeBF16:    {"bf16", 1, 2, false},
 	TypeTQ1_0:   {"tq1_0", qk, 2 + 4*13, true},
 	TypeTQ2_0:   {"tq2_0", qk, 2 + 64, true},
+	TypeMXFP4:   {"mxfp4", 32, 1 + 16, true},
+	TypeNVFP4:   {"nvfp4", 64, 4 + 32, true},
+	TypeQ1_0:    {"q1_0", 128, 2 + 16, true},
+	TypeQ2_0:    {"q2_0", 64, 2 + 16, true},
 }
 
 // Valid reports whether t is one of ggml's element types.
