@@ -21,7 +21,7 @@ func TestPreflight(t *testing.T) {
 	open := time.Since(t0)
 	var ver int32
 	if err := b.dev.drv.check("cuDriverGetVersion", b.dev.drv.cuDriverGetVersion(&ver)); err != nil {
-		t.Fatalf("preflight: driver version: %v", err)
+		t.Fatalf("preflight failed at driver version: %v", err)
 	}
 	info := b.Device()
 	t.Logf("preflight: open: %s: %s, %d MiB free of %d MiB, driver API %d.%d, %d PTX modules JIT-compiled, %v",
@@ -42,7 +42,7 @@ func TestPreflight(t *testing.T) {
 	}
 	buf, err := gallocr.AllocCtxTensors(ctx, b.DeviceBufferType())
 	if err != nil {
-		t.Fatalf("preflight: allocating %d bytes of CUDA0: %v", 2*4*n, err)
+		t.Fatalf("preflight failed at allocating %d bytes of CUDA0: %v", 2*4*n, err)
 	}
 	defer buf.Free()
 	vals := make([]float32, n)
@@ -52,10 +52,10 @@ func TestPreflight(t *testing.T) {
 
 	t1 := time.Now()
 	if err := runtime.SetTensorData(x, f32Bytes(vals), 0); err != nil {
-		t.Fatalf("preflight: copy host->device: %v", err)
+		t.Fatalf("preflight failed at copy host->device: %v", err)
 	}
 	if err := b.Synchronize(); err != nil {
-		t.Fatalf("preflight: copy host->device: %v", err)
+		t.Fatalf("preflight failed at copy host->device: %v", err)
 	}
 	t.Logf("preflight: copy host->device of %d bytes ok, %v", 4*n, time.Since(t1))
 
@@ -63,7 +63,7 @@ func TestPreflight(t *testing.T) {
 	got := readF32(t, x)
 	for i, v := range got {
 		if v != vals[i] {
-			t.Fatalf("preflight: copy device->host: element %d = %v, want %v (the round trip lost the data)", i, v, vals[i])
+			t.Fatalf("preflight failed at copy device->host: element %d = %v, want %v (the round trip lost the data)", i, v, vals[i])
 		}
 	}
 	t.Logf("preflight: copy device->host of %d bytes ok, %v", 4*n, time.Since(t1))
@@ -74,16 +74,16 @@ func TestPreflight(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := b.Compute(g); err != nil {
-		t.Fatalf("preflight: kernel launch (scale): %v", err)
+		t.Fatalf("preflight failed at kernel launch (scale): %v", err)
 	}
 	if err := b.Synchronize(); err != nil {
-		t.Fatalf("preflight: kernel launch (scale): %v", err)
+		t.Fatalf("preflight failed at kernel launch (scale): %v", err)
 	}
 	launch := time.Since(t1)
 	got = readF32(t, y)
 	for i, v := range got {
 		if v != 2*vals[i] {
-			t.Fatalf("preflight: kernel launch (scale): element %d = %v, want %v", i, v, 2*vals[i])
+			t.Fatalf("preflight failed at kernel launch (scale): element %d = %v, want %v", i, v, 2*vals[i])
 		}
 	}
 	t.Logf("preflight: kernel launch (scale of %d f32) ok, %v", n, launch)
