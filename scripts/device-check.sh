@@ -30,6 +30,8 @@ elif [ -d "$here/cuda" ] || [ -d "$here/gl" ]; then
 else
 	bundle=$here/../device-check-out
 fi
+# Copies (carried folders) may lose the execute bit.
+chmod +x "$bundle"/cuda/cuda.test "$bundle"/cuda/gogml "$bundle"/cuda/rpcping "$bundle"/gl/opengl.test "$bundle"/gl/gogml 2>/dev/null
 R=${1:-${OUT:-$PWD/device-check-results}}
 mkdir -p "$R" || exit 1
 R=$(cd "$R" && pwd)

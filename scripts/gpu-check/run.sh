@@ -55,7 +55,7 @@ MEMBENCH_SIZES=${MEMBENCH_SIZES:-64M 256M 16M 4M 1M 256K 64K 16K 4K}
 DECODER_TOL=${DECODER_TOL:-1e-3}
 cd "$HERE" || exit 1
 # Copies (carried folders, unpacked archives) may lose the execute bit.
-chmod +x ./cuda.test ./gogml 2>/dev/null
+chmod +x ./cuda.test ./gogml ./rpcping 2>/dev/null
 
 # lim N [END]: the seconds a step may run: N, or what is left before END
 # (epoch seconds: the stage's own end) or DEADLINE less 3 s for the
@@ -217,7 +217,7 @@ for step in '30|Transfer|Alloc|LaunchOverhead' '40|Elementwise|MulMat'; do
 	rc=$?
 	if [ "$rc" != 0 ]; then
 		bench_rc=$rc
-		[ "$rc" = 124 ] && echo "== $re: timed out after ${t}s" >> "$R/bench.txt"
+		[ "$rc" = 124 ] && printf '\n== %s: timed out after %ss\n' "$re" "$t" >> "$R/bench.txt"
 	fi
 done
 nb=$(grep -c '^Benchmark' "$R/bench.txt")
