@@ -163,3 +163,29 @@ func Quantize(typ runtime.Type, src []float32, dst []byte, nrows, n int64) (uint
 	}
 	return total, nil
 }
+
+// LoadRow reads row (i1, i2, i3) of tensor s (its bytes b, from its first
+// byte) into row as float32: element by element for the float types (any
+// stride), block by block for dense quantized rows.
+func LoadRow(s *runtime.Tensor, b []byte, i1, i2, i3 int64, row []float32) error {
+	if !IsRowType(s.Type) {
+		return fmt.Errorf("tensor %s: read %s as f32: %w", s, s.Type, runtime.ErrUnsupported)
+	}
+	return loadRow(s, b, i1, i2, i3, row)
+}
+
+// RoundActivations rounds the MUL_MAT activation row x in place the way
+// ggml's CPU backend does before multiplying it with weights of type typ:
+// through VecDotType(typ) and back (nothing for f32 weights). len(x) must
+// be a multiple of that type's block size.
+func RoundActivations(typ runtime.Type, x []float32) error {
+	vt := VecDotType(typ)
+	if vt == runtime.TypeF32 {
+		return nil
+	}
+	buf := make([]byte, vt.RowSize(int64(len(x))))
+	if err := FromFloatCPU(vt, x, buf); err != nil {
+		return err
+	}
+	return ToFloat(vt, buf, x)
+}
