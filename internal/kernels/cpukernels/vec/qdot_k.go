@@ -76,7 +76,7 @@ func DotQ3_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 
 // DotQ4_KRows is DotQ2_KRows for q4_K weights.
 func DotQ4_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q4_KBlockSize, Q8_KBlockSize, dotQ4_K, dst, w, stride, y, nb)
+	return rowsDot(Q4_KBlockSize, Q8_KBlockSize, dotQ4_KBest, dst, w, stride, y, nb)
 }
 
 // DotQ5_KRows is DotQ2_KRows for q5_K weights.
@@ -86,7 +86,7 @@ func DotQ5_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 
 // DotQ6_KRows is DotQ2_KRows for q6_K weights.
 func DotQ6_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q6_KBlockSize, Q8_KBlockSize, dotQ6_K, dst, w, stride, y, nb)
+	return rowsDot(Q6_KBlockSize, Q8_KBlockSize, dotQ6_KBest, dst, w, stride, y, nb)
 }
 
 func checkRows(rows, lw, stride, ly, nb, wbs, ybs int) error {
@@ -239,6 +239,12 @@ func k45Sum(bw []byte, a *[QKK]int8, dy float32, q8, bs []byte) float32 {
 		isum += int32(s) * dot8(a[32*g:32*g+32], q8[32*g:])
 		summs += (bsum(bs, 2*g) + bsum(bs, 2*g+1)) * int32(m)
 	}
+	return k4Combine(bw, dy, isum, summs)
+}
+
+// k4Combine scales the integer sums of a q4_K or q5_K super-block bw:
+// d·d_y·isum − dmin·d_y·summs.
+func k4Combine(bw []byte, dy float32, isum, summs int32) float32 {
 	return float32(float32(f16(bw)*dy)*float32(isum)) - float32(float32(f16(bw[2:])*dy)*float32(summs))
 }
 
