@@ -185,7 +185,7 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 			}
 			return b.pool.run(nth, dot)
 		}
-		if round, mm, rows := mulMatHalfKernels(n, mem[0], mem[1], mem[2], scratch, b.threads); mm != nil {
+		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.threads); mm != nil {
 			if err := b.pool.run(b.threadsForWork(rows*n.Src[1].Ne[0]), round); err != nil {
 				return err
 			}

@@ -14,7 +14,9 @@ import (
 // q5_1; q8_K for the k-quants) with ggml's CPU quantizers, then every
 // output element is an integer dot of weight blocks with activation blocks
 // (vec.DotQ*Rows). The activations are always quantized, whatever the
-// shape, so a result never depends on the batch size.
+// shape: above qMaxM activation rows the same rounded activations go
+// through the f32 GEMM instead (mulMatRoundedKernels), so a result depends
+// on the batch size only through the order of float sums.
 
 // Output tiles of the quantized product: qTileN weight rows (kept in cache)
 // by qTileM activation rows.
@@ -68,11 +70,11 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 // scratch with the quantized activation rows (split by rows), dot computes
 // the outputs (split by output tiles). It returns nils when the node is not
 // of that kind: weights of a type quantKernel knows with dense rows, any
-// float activations, an f32 result with dense rows.
+// float activations (at most qMaxM rows), an f32 result with dense rows.
 func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) (quant, dot func(ith, nth int) error, qrows int64) {
 	a, b := t.Src[0], t.Src[1]
 	qk, ok := quantKernel(a.Type)
-	if !ok || !a.IsContiguousRows() || !f32Layout(t, dm) || !cpukernels.IsFloat(b.Type) || a.Ne[0]%qk.act.BlockSize() != 0 {
+	if !ok || b.Ne[1] > qMaxM || !a.IsContiguousRows() || !f32Layout(t, dm) || !cpukernels.IsFloat(b.Type) || a.Ne[0]%qk.act.BlockSize() != 0 {
 		return nil, nil, 0
 	}
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
