@@ -22,8 +22,9 @@ const qMaxM = 96
 // scratch; the mm phase multiplies them with the widened or dequantized
 // weights. It covers f16 and bf16 weights (products of two halves or two
 // bfloat16 are exact in float32, so only the order of the sums differs from
-// ggml's) and quantized weights with more than qMaxM activation rows. It
-// returns nils when t is not of that kind.
+// ggml's) and quantized weights with more activation rows than their
+// integer dots take (qKernel.maxM). It returns nils when t is not of that
+// kind.
 func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) (round, mm func(ith, nth int) error, rows int64) {
 	a, b := t.Src[0], t.Src[1]
 	if !cpukernels.IsFloat(b.Type) || !f32Layout(t, dm) {
@@ -38,7 +39,7 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 		conv = func(v float32) float32 { return cpukernels.BF16ToF32(cpukernels.F32ToBF16(v)) }
 	default:
 		var ok bool
-		if qk, ok = quantKernel(a.Type); !ok || b.Ne[1] <= qMaxM || a.Ne[0]%qk.act.BlockSize() != 0 {
+		if qk, ok = quantKernel(a.Type); !ok || b.Ne[1] <= qk.maxM || a.Ne[0]%qk.act.BlockSize() != 0 {
 			return nil, nil, 0
 		}
 	}

@@ -31,6 +31,9 @@ type qKernel struct {
 	act   runtime.Type
 	quant func([]float32, []byte) error
 	dot   func(dst []float32, w []byte, stride int, y []byte, nb int) error
+	// maxM is the most activation rows run on the integer dots; larger
+	// products go to mulMatRoundedKernels.
+	maxM int64
 }
 
 // quantKernel returns the product for weights of type typ, or false.
@@ -62,6 +65,17 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 		return qKernel{}, false
 	}
 	k.act = cpukernels.VecDotType(typ)
+	switch typ {
+	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ5_K:
+		// Go-only integer dots, slower than dequantizing into the f32
+		// GEMM at every size (BenchmarkMulMatQuant); the rounded
+		// activations are the same on both paths. q4_1 and q5_1 stay on
+		// their dots: ggml adds min·s with s = d·Σq rounded to f16, which
+		// the GEMM cannot reproduce.
+		k.maxM = 0
+	default:
+		k.maxM = qMaxM
+	}
 	return k, true
 }
 
@@ -74,7 +88,7 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) (quant, dot func(ith, nth int) error, qrows int64) {
 	a, b := t.Src[0], t.Src[1]
 	qk, ok := quantKernel(a.Type)
-	if !ok || b.Ne[1] > qMaxM || !a.IsContiguousRows() || !f32Layout(t, dm) || !cpukernels.IsFloat(b.Type) || a.Ne[0]%qk.act.BlockSize() != 0 {
+	if !ok || b.Ne[1] > qk.maxM || !a.IsContiguousRows() || !f32Layout(t, dm) || !cpukernels.IsFloat(b.Type) || a.Ne[0]%qk.act.BlockSize() != 0 {
 		return nil, nil, 0
 	}
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
