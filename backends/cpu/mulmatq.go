@@ -65,15 +65,22 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 		return qKernel{}, false
 	}
 	k.act = cpukernels.VecDotType(typ)
+	simd := vec.Implementation() != "go"
 	switch typ {
-	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ5_K:
+	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K:
 		// Go-only integer dots, slower than dequantizing into the f32
 		// GEMM at every size (BenchmarkMulMatQuant); the rounded
-		// activations are the same on both paths. q4_1 and q5_1 stay on
-		// their dots: ggml adds min·s with s = d·Σq rounded to f16, which
-		// the GEMM cannot reproduce.
+		// activations are the same on both paths.
 		k.maxM = 0
+	case runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
+		if !simd {
+			break // as above, where the AVX2 kernels do not run
+		}
+		k.maxM = qMaxM
 	default:
+		// q4_0 and q8_0; q4_1 and q5_1 stay on their dots: ggml adds
+		// min·s with s = d·Σq rounded to f16, which the GEMM cannot
+		// reproduce.
 		k.maxM = qMaxM
 	}
 	return k, true

@@ -81,7 +81,7 @@ func DotQ4_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 
 // DotQ5_KRows is DotQ2_KRows for q5_K weights.
 func DotQ5_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q5_KBlockSize, Q8_KBlockSize, dotQ5_K, dst, w, stride, y, nb)
+	return rowsDot(Q5_KBlockSize, Q8_KBlockSize, dotQ5_KBest, dst, w, stride, y, nb)
 }
 
 // DotQ6_KRows is DotQ2_KRows for q6_K weights.

@@ -15,6 +15,19 @@ func q4KBlockAVX2(q4 *byte, q8 *byte, sc *int16) int32
 //go:noescape
 func q6KBlockAVX2(ql *byte, qh *byte, q8 *byte, sc *int16) int32
 
+// q5KBlockAVX2 is q4KBlockAVX2 for a q5_K super-block: qs its 128 nibble
+// bytes, qh its 32 bytes of fifth bits.
+//
+//go:noescape
+func q5KBlockAVX2(qs *byte, qh *byte, q8 *byte, sc *int16) int32
+
+func dotQ5_KBest(w, y []byte, nb int) float32 {
+	if !useAVX2 {
+		return dotQ5_K(w, y, nb)
+	}
+	return dotQ4_5KAVX2(w, y, nb, Q5_KBlockSize)
+}
+
 func dotQ4_KBest(w, y []byte, nb int) float32 {
 	if !useAVX2 {
 		return dotQ4_K(w, y, nb)
@@ -29,19 +42,28 @@ func dotQ6_KBest(w, y []byte, nb int) float32 {
 	return dotQ6_KAVX2(w, y, nb)
 }
 
-func dotQ4_KAVX2(w, y []byte, nb int) float32 {
+func dotQ4_KAVX2(w, y []byte, nb int) float32 { return dotQ4_5KAVX2(w, y, nb, Q4_KBlockSize) }
+
+// dotQ4_5KAVX2 is the q4_K (bs = Q4_KBlockSize) or q5_K (Q5_KBlockSize)
+// dot on the AVX2 super-block kernels.
+func dotQ4_5KAVX2(w, y []byte, nb, bs int) float32 {
 	var sum float32
 	var sc [8]int16
 	for i := 0; i < nb; i++ {
-		bw := w[i*Q4_KBlockSize : (i+1)*Q4_KBlockSize]
-		dy, q8, bs := q8K(y[i*Q8_KBlockSize : (i+1)*Q8_KBlockSize])
+		bw := w[i*bs : (i+1)*bs]
+		dy, q8, bsums := q8K(y[i*Q8_KBlockSize : (i+1)*Q8_KBlockSize])
 		var summs int32
 		for g := 0; g < 8; g++ {
 			s, m := scaleMinK4(g, bw[4:16])
 			sc[g] = int16(s)
-			summs += (bsum(bs, 2*g) + bsum(bs, 2*g+1)) * int32(m)
+			summs += (bsum(bsums, 2*g) + bsum(bsums, 2*g+1)) * int32(m)
 		}
-		isum := q4KBlockAVX2(&bw[16], &q8[0], &sc[0])
+		var isum int32
+		if bs == Q4_KBlockSize {
+			isum = q4KBlockAVX2(&bw[16], &q8[0], &sc[0])
+		} else {
+			isum = q5KBlockAVX2(&bw[48], &bw[16], &q8[0], &sc[0])
+		}
 		sum += k4Combine(bw, dy, isum, summs)
 	}
 	return sum

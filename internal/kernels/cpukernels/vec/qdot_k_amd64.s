@@ -119,3 +119,48 @@ TEXT ·q6KBlockAVX2(SB), NOSPLIT, $0-36
 	MOVL AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+REP4K(kone, 0x0101010101010101)
+
+// Q5KSTEP is Q4KSTEP with the fifth bits: bit shlo of the qh bytes (in
+// Y5) for the low nibbles, bit shhi for the high ones.
+#define Q5KSTEP(qo, ya, yb, sa, sb, shlo, shhi) \
+	VMOVDQU qo(SI), Y1 \
+	VPSRLW $4, Y1, Y2 \
+	VPAND Y14, Y1, Y1 \
+	VPAND Y14, Y2, Y2 \
+	VPSRLW $shlo, Y5, Y6 \
+	VPAND Y12, Y6, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y1, Y1 \
+	VPSRLW $shhi, Y5, Y6 \
+	VPAND Y12, Y6, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y2, Y2 \
+	VPMADDUBSW ya(DX), Y1, Y1 \
+	VPMADDUBSW yb(DX), Y2, Y2 \
+	VPBROADCASTW sa(BX), Y3 \
+	VPBROADCASTW sb(BX), Y4 \
+	VPMADDWD Y3, Y1, Y1 \
+	VPMADDWD Y4, Y2, Y2 \
+	VPADDD Y1, Y0, Y0 \
+	VPADDD Y2, Y0, Y0
+
+// func q5KBlockAVX2(qs *byte, qh *byte, q8 *byte, sc *int16) int32
+TEXT ·q5KBlockAVX2(SB), NOSPLIT, $0-36
+	MOVQ qs+0(FP), SI
+	MOVQ qh+8(FP), DI
+	MOVQ q8+16(FP), DX
+	MOVQ sc+24(FP), BX
+	VMOVDQU knib<>(SB), Y14
+	VMOVDQU kone<>(SB), Y12
+	VMOVDQU (DI), Y5
+	VPXOR Y0, Y0, Y0
+	Q5KSTEP(0, 0, 32, 0, 2, 0, 1)
+	Q5KSTEP(32, 64, 96, 4, 6, 2, 3)
+	Q5KSTEP(64, 128, 160, 8, 10, 4, 5)
+	Q5KSTEP(96, 192, 224, 12, 14, 6, 7)
+	HSUMD
+	MOVL AX, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -11,7 +11,7 @@ import (
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 )
 
-// TestKQuantAVX2MatchesGo checks the AVX2 q4_K and q6_K dots bit for bit
+// TestKQuantAVX2MatchesGo checks the AVX2 q4_K, q5_K and q6_K dots bit for bit
 // against the Go ones on random blocks: arbitrary weight bytes (any
 // scales, quants at their extremes) and q8_K quants in [-127, 127] with
 // consistent group sums.
@@ -62,6 +62,11 @@ func TestKQuantAVX2MatchesGo(t *testing.T) {
 		w4 := randW(nb, Q4_KBlockSize, 0)
 		if g, want := dotQ4_KAVX2(w4, y, nb), dotQ4_K(w4, y, nb); math.Float32bits(g) != math.Float32bits(want) {
 			t.Fatalf("q4_K rep %d: AVX2 %v, Go %v", rep, g, want)
+		}
+		w5 := randW(nb, Q5_KBlockSize, 0)
+		binary.LittleEndian.PutUint16(w5[2:], 0x3c00)
+		if g, want := dotQ4_5KAVX2(w5, y, nb, Q5_KBlockSize), dotQ5_K(w5, y, nb); math.Float32bits(g) != math.Float32bits(want) {
+			t.Fatalf("q5_K rep %d: AVX2 %v, Go %v", rep, g, want)
 		}
 		w6 := randW(nb, Q6_KBlockSize, 208)
 		if g, want := dotQ6_KAVX2(w6, y, nb), dotQ6_K(w6, y, nb); math.Float32bits(g) != math.Float32bits(want) {
