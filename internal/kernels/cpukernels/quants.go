@@ -502,7 +502,7 @@ func QuantizeRowQ3_K(x []float32, dst []byte) error {
 		}
 		dAll := getF16(blk[108:])
 		for j := 0; j < QKK/16; j++ {
-			s := q3Scale(sc, j)
+			s := Q3KScale(sc, j)
 			d := dAll * float32(s)
 			if d == 0 {
 				continue
@@ -531,8 +531,9 @@ func QuantizeRowQ3_K(x []float32, dst []byte) error {
 	return nil
 }
 
-// q3Scale unpacks the j-th 6-bit scale of a q3_K block, minus 32.
-func q3Scale(sc []byte, j int) int8 {
+// Q3KScale unpacks the j-th 6-bit scale from the 12 scale bytes sc of a
+// q3_K block, minus 32.
+func Q3KScale(sc []byte, j int) int8 {
 	var s uint8
 	if j < 8 {
 		s = sc[j] & 0xf
@@ -542,9 +543,9 @@ func q3Scale(sc []byte, j int) int8 {
 	return int8(s|((sc[8+j%4]>>(2*(j/4)))&3)<<4) - 32
 }
 
-// scaleMinK4 unpacks the j-th 6-bit scale and min of a q4_K or q5_K
-// block (ggml's get_scale_min_k4).
-func scaleMinK4(j int, q []byte) (d, m uint8) {
+// K4ScaleMin unpacks the j-th 6-bit scale and min from the 12 scale bytes
+// q of a q4_K or q5_K block (ggml's get_scale_min_k4).
+func K4ScaleMin(j int, q []byte) (d, m uint8) {
 	if j < 4 {
 		return q[j] & 63, q[j+4] & 63
 	}
@@ -596,7 +597,7 @@ func quantizeK45(xs []float32, blk []byte, L *[QKK]uint8, nmax int32, rmin float
 	putF16(blk[2:], maxMin/63)
 	dAll, mAll := getF16(blk), getF16(blk[2:])
 	for j := 0; j < QKK/32; j++ {
-		s, m := scaleMinK4(j, sc)
+		s, m := K4ScaleMin(j, sc)
 		d := dAll * float32(s)
 		if d == 0 {
 			continue
@@ -836,7 +837,7 @@ func DequantizeRowQ3_K(src []byte, y []float32) error {
 			q := blk[32+n/4:]
 			for shift := 0; shift < 8; shift += 2 {
 				for half := 0; half < 2; half++ {
-					dl := dAll * float32(q3Scale(sc, is))
+					dl := dAll * float32(Q3KScale(sc, is))
 					is++
 					for l := 16 * half; l < 16*half+16; l++ {
 						v := int32((q[l] >> shift) & 3)
@@ -865,8 +866,8 @@ func DequantizeRowQ4_K(src []byte, y []float32) error {
 		d, mn := getF16(blk), getF16(blk[2:])
 		for j, is := 0, 0; j < QKK; j, is = j+64, is+2 {
 			q := blk[16+j/2:]
-			s1, m1 := scaleMinK4(is, blk[4:])
-			s2, m2 := scaleMinK4(is+1, blk[4:])
+			s1, m1 := K4ScaleMin(is, blk[4:])
+			s2, m2 := K4ScaleMin(is+1, blk[4:])
 			d1, dm1 := d*float32(s1), mn*float32(m1)
 			d2, dm2 := d*float32(s2), mn*float32(m2)
 			for l := 0; l < 32; l++ {
@@ -891,8 +892,8 @@ func DequantizeRowQ5_K(src []byte, y []float32) error {
 		u1, u2 := uint8(1), uint8(2)
 		for j, is := 0, 0; j < QKK; j, is = j+64, is+2 {
 			ql := blk[48+j/2:]
-			s1, m1 := scaleMinK4(is, blk[4:])
-			s2, m2 := scaleMinK4(is+1, blk[4:])
+			s1, m1 := K4ScaleMin(is, blk[4:])
+			s2, m2 := K4ScaleMin(is+1, blk[4:])
 			d1, dm1 := d*float32(s1), mn*float32(m1)
 			d2, dm2 := d*float32(s2), mn*float32(m2)
 			for l := 0; l < 32; l++ {

@@ -3,6 +3,8 @@ package vec
 import (
 	"encoding/binary"
 	"math"
+
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 )
 
 // This file holds the row dots of the block types besides q4_0 and q8_0,
@@ -205,37 +207,18 @@ func dotQ3_K(w, y []byte, nb int) float32 {
 		}
 		var isum int32
 		for g := 0; g < 16; g++ {
-			isum += int32(q3Scale(sc, g)) * dot8(a[16*g:16*g+16], q8[16*g:])
+			isum += int32(cpukernels.Q3KScale(sc, g)) * dot8(a[16*g:16*g+16], q8[16*g:])
 		}
 		sum += float32(f16(bw[108:])*dy) * float32(isum)
 	}
 	return sum
 }
 
-// q3Scale unpacks the g-th 6-bit scale of a q3_K block, minus 32.
-func q3Scale(sc []byte, g int) int8 {
-	var s uint8
-	if g < 8 {
-		s = sc[g] & 0xf
-	} else {
-		s = sc[g-8] >> 4
-	}
-	return int8(s|((sc[8+g%4]>>(2*(g/4)))&3)<<4) - 32
-}
-
-// scaleMinK4 unpacks the j-th 6-bit scale and min of a q4_K or q5_K block.
-func scaleMinK4(j int, q []byte) (d, m uint8) {
-	if j < 4 {
-		return q[j] & 63, q[j+4] & 63
-	}
-	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
-}
-
 // k45Sum applies the q4_K/q5_K scales and mins to the decoded quants a.
 func k45Sum(bw []byte, a *[QKK]int8, dy float32, q8, bs []byte) float32 {
 	var isum, summs int32
 	for g := 0; g < 8; g++ {
-		s, m := scaleMinK4(g, bw[4:16])
+		s, m := cpukernels.K4ScaleMin(g, bw[4:16])
 		isum += int32(s) * dot8(a[32*g:32*g+32], q8[32*g:])
 		summs += (bsum(bs, 2*g) + bsum(bs, 2*g+1)) * int32(m)
 	}

@@ -2,6 +2,8 @@
 
 package vec
 
+import cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+
 // q4KBlockAVX2 returns Σ_g sc[g]·Σ q4·q8 over the 8 groups of 32 of one
 // q4_K super-block: q4 its 128 nibble bytes, q8 the 256 q8_K quants.
 //
@@ -54,7 +56,7 @@ func dotQ4_5KAVX2(w, y []byte, nb, bs int) float32 {
 		dy, q8, bsums := q8K(y[i*Q8_KBlockSize : (i+1)*Q8_KBlockSize])
 		var summs int32
 		for g := 0; g < 8; g++ {
-			s, m := scaleMinK4(g, bw[4:16])
+			s, m := cpukernels.K4ScaleMin(g, bw[4:16])
 			sc[g] = int16(s)
 			summs += (bsum(bsums, 2*g) + bsum(bsums, 2*g+1)) * int32(m)
 		}
