@@ -220,7 +220,7 @@ func (c *Context) Add1(a, b *Tensor) *Tensor { return c.add1(a, b, false) }
 // Add1Inplace is Add1 writing into a's memory (ggml_add1_inplace).
 func (c *Context) Add1Inplace(a, b *Tensor) *Tensor { return c.add1(a, b, true) }
 
-func (c *Context) scale(a *Tensor, s float32, inplace bool) *Tensor {
+func (c *Context) scale(a *Tensor, s, b float32, inplace bool) *Tensor {
 	if !c.ok(a) {
 		return nil
 	}
@@ -230,15 +230,24 @@ func (c *Context) scale(a *Tensor, s float32, inplace bool) *Tensor {
 	t := c.unaryLike(OpScale, inplace, a)
 	if t != nil {
 		t.SetOpParamF32(0, s)
+		t.SetOpParamF32(1, b)
 	}
 	return t
 }
 
 // Scale returns a * s; s is op parameter 0 as a float32 (ggml_scale).
-func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.scale(a, s, false) }
+func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.scale(a, s, 0, false) }
 
 // ScaleInplace is Scale writing into a's memory (ggml_scale_inplace).
-func (c *Context) ScaleInplace(a *Tensor, s float32) *Tensor { return c.scale(a, s, true) }
+func (c *Context) ScaleInplace(a *Tensor, s float32) *Tensor { return c.scale(a, s, 0, true) }
+
+// ScaleBias returns a*s + b; s and b are op parameters 0 and 1 as float32
+// (ggml_scale_bias).
+func (c *Context) ScaleBias(a *Tensor, s, b float32) *Tensor { return c.scale(a, s, b, false) }
+
+// ScaleBiasInplace is ScaleBias writing into a's memory
+// (ggml_scale_bias_inplace).
+func (c *Context) ScaleBiasInplace(a *Tensor, s, b float32) *Tensor { return c.scale(a, s, b, true) }
 
 func (c *Context) elementwise(op Op, a *Tensor, inplace bool) *Tensor {
 	if !c.ok(a) {

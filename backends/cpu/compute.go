@@ -117,6 +117,9 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	var op func(d, a []float32)
 	switch t.Op {
 	case runtime.OpScale:
+		if t.OpParamF32(1) != 0 { // ggml_scale_bias: the reference adds b
+			return nil
+		}
 		s := t.OpParamF32(0)
 		op = func(d, a []float32) { vec.Scale(d, a, s) }
 	case runtime.OpAdd1:

@@ -284,6 +284,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		l.srcs[1] = s1
 		return l, ""
 	case runtime.OpScale:
+		if t.OpParamF32(1) != 0 {
+			return nil, "scale with a bias (ggml_scale_bias)"
+		}
 		return elementwise(fScale)
 	case runtime.OpSqr:
 		return elementwise(fSqr)
@@ -292,6 +295,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 	case runtime.OpLog:
 		return elementwise(fLog)
 	case runtime.OpClamp:
+		if t.OpParamF32(0) > t.OpParamF32(1) {
+			return nil, "clamp with min > max (ggml: min wins; the kernel lets max win)"
+		}
 		return elementwise(fClamp)
 	case runtime.OpDiagMaskInf:
 		return elementwise(fDiagMaskInf)

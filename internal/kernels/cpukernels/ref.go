@@ -93,7 +93,7 @@ func unsupported(t *runtime.Tensor) string {
 		runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
 		return floatSame()
 	case runtime.OpUnary:
-		if u := t.UnaryOp(); !refUnary(u) {
+		if u := t.UnaryOp(); UnaryFuncOf(t) == nil {
 			return fmt.Sprintf("unary %s", u)
 		}
 		return floatSame()
@@ -217,16 +217,6 @@ func unsupported(t *runtime.Tensor) string {
 	return fmt.Sprintf("op %s", t.Op)
 }
 
-// refUnary reports whether the reference implements unary function u.
-func refUnary(u runtime.UnaryOp) bool {
-	switch u {
-	case runtime.UnaryAbs, runtime.UnaryNeg, runtime.UnaryTanh, runtime.UnaryRelu, runtime.UnarySigmoid,
-		runtime.UnaryGelu, runtime.UnarySilu, runtime.UnaryExp:
-		return true
-	}
-	return false
-}
-
 // RowRange splits n rows into nth near-equal parts and returns part ith,
 // [r0, r1), as ggml's kernels do.
 func RowRange(n int64, ith, nth int) (r0, r1 int64) {
@@ -291,8 +281,12 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 		s := loadF(t.Src[1].Type, k.src[1], 0)
 		k.map1(r0, r1, func(x float32) float32 { return x + s })
 	case runtime.OpScale:
-		s := t.OpParamF32(0)
-		k.map1(r0, r1, func(x float32) float32 { return x * s })
+		s, b := t.OpParamF32(0), t.OpParamF32(1) // ggml_scale_bias: x*s + b
+		if b == 0 {
+			k.map1(r0, r1, func(x float32) float32 { return x * s })
+		} else {
+			k.map1(r0, r1, func(x float32) float32 { return x*s + b })
+		}
 	case runtime.OpSqr:
 		k.map1(r0, r1, func(x float32) float32 { return x * x })
 	case runtime.OpSqrt:
@@ -301,9 +295,9 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 		k.map1(r0, r1, func(x float32) float32 { return float32(math.Log(float64(x))) })
 	case runtime.OpClamp:
 		lo, hi := t.OpParamF32(0), t.OpParamF32(1)
-		k.map1(r0, r1, func(x float32) float32 { return min(max(x, lo), hi) })
+		k.map1(r0, r1, func(x float32) float32 { return Clamp(x, lo, hi) })
 	case runtime.OpUnary:
-		k.map1(r0, r1, UnaryFunc(t.UnaryOp()))
+		k.map1(r0, r1, UnaryFuncOf(t))
 	case runtime.OpSumRows, runtime.OpMean:
 		k.sumRows(r0, r1)
 	case runtime.OpRepeat:
@@ -351,45 +345,6 @@ type kernel struct {
 	t   *runtime.Tensor
 	dst []byte
 	src [3][]byte
-}
-
-// UnaryFunc returns the float32 function of unary op u as the reference
-// computes it (GELU with ggml's tanh approximation), or nil for functions
-// the reference does not implement.
-func UnaryFunc(u runtime.UnaryOp) func(float32) float32 {
-	switch u {
-	case runtime.UnaryAbs:
-		return abs32
-	case runtime.UnaryNeg:
-		return func(x float32) float32 { return -x }
-	case runtime.UnaryTanh:
-		return func(x float32) float32 { return float32(math.Tanh(float64(x))) }
-	case runtime.UnaryRelu:
-		return func(x float32) float32 {
-			if x > 0 {
-				return x
-			}
-			return 0
-		}
-	case runtime.UnarySigmoid:
-		return func(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
-	case runtime.UnaryGelu:
-		return Gelu
-	case runtime.UnarySilu:
-		return func(x float32) float32 { return float32(float64(x) / (1 + math.Exp(-float64(x)))) }
-	case runtime.UnaryExp:
-		return func(x float32) float32 { return float32(math.Exp(float64(x))) }
-	}
-	return nil
-}
-
-// Gelu is ggml's tanh approximation of GELU:
-// 0.5·x·(1 + tanh(√(2/π)·x·(1 + 0.044715·x²))).
-func Gelu(x float32) float32 {
-	const sqrt2OverPi = 0.79788456080286535587989211986876
-	const coefA = 0.044715
-	v := float64(x)
-	return float32(0.5 * v * (1 + math.Tanh(sqrt2OverPi*v*(1+coefA*v*v))))
 }
 
 // map1 applies f element-wise from source 0 to the result; each element
