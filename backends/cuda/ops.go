@@ -120,8 +120,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			return false
 		}
 		nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
-		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
-			return false
+		if (mode != runtime.RopeNormal && mode != runtime.RopeNeoX) || t.OpParamI32(15) != 0 {
+			return false // multi-section modes and ggml_rope_set_offset's offset are not in the kernel
 		}
 		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
 			return false

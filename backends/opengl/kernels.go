@@ -458,6 +458,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
 			return nil, fmt.Sprintf("rope mode %d", mode)
 		}
+		if t.OpParamI32(15) != 0 {
+			return nil, "rope with an offset (ggml_rope_set_offset)"
+		}
 		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
 			return nil, fmt.Sprintf("n_dims %d with ne[0] %d", nDims, t.Ne[0])
 		}

@@ -199,12 +199,16 @@ func unsupported(t *runtime.Tensor) string {
 		if t.Type == runtime.TypeBF16 {
 			return "rope of bf16"
 		}
-		if s1 == nil || s1.Type != runtime.TypeI32 || s1.Ne[0] < t.Ne[2] {
-			return "positions must be i32 with one per index of dimension 2"
-		}
 		nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
-		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
-			return fmt.Sprintf("rope mode %d", mode)
+		npos := t.Ne[2]
+		if mode&runtime.RopeMrope != 0 {
+			npos *= 4
+		}
+		if s1 == nil || s1.Type != runtime.TypeI32 || s1.Ne[0] < npos {
+			return "positions must be i32 with one (four for multi-section modes) per index of dimension 2"
+		}
+		if why := ropeModeOK(t); why != "" {
+			return why
 		}
 		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
 			return fmt.Sprintf("n_dims %d with ne[0] %d", nDims, t.Ne[0])
@@ -755,91 +759,5 @@ func (k *kernel) rmsNormBack(r0, r1 int64) {
 			dz[i] = (dz[i] + v*c) * rrms
 		}
 		k.storeRow(dz, off3(t.Nb, i1, i2, i3))
-	}
-}
-
-// RopeCorrDims returns YaRN's correction range [low, high] of rotary
-// dimensions, as ggml computes it.
-func RopeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (lo, hi float32) {
-	dim := func(nRot float32) float32 {
-		return float32(nDims) * float32(math.Log(float64(float32(nCtxOrig)/(nRot*2*math.Pi)))) / (2 * float32(math.Log(float64(freqBase))))
-	}
-	start := float32(math.Floor(float64(dim(betaFast))))
-	end := float32(math.Ceil(float64(dim(betaSlow))))
-	return max(0, start), min(float32(nDims-1), end)
-}
-
-// RopeCache fills cache with (cos, sin) pairs for one position, for the
-// ne0/2 rotation pairs of a row: cache[2k], cache[2k+1] for pair k. sinSign
-// is 1 for ROPE and -1 for ROPE_BACK. freqFactors may be nil.
-func RopeCache(cache []float32, pos float32, nDims int32, freqScale, extFactor, attnFactor float32,
-	lo, hi float32, thetaScale float32, freqFactors []float32, sinSign float32) {
-	theta := pos
-	for i0 := 0; i0+1 < len(cache); i0 += 2 {
-		ff := float32(1)
-		if freqFactors != nil && i0/2 < len(freqFactors) {
-			ff = freqFactors[i0/2]
-		}
-		extrap := theta / ff
-		interp := freqScale * extrap
-		th := interp
-		mscale := attnFactor
-		if extFactor != 0 {
-			y := (float32(i0/2) - lo) / max(0.001, hi-lo)
-			ramp := (1 - min(1, max(0, y))) * extFactor
-			th = interp*(1-ramp) + extrap*ramp
-			mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
-		}
-		cache[i0] = float32(math.Cos(float64(th))) * mscale
-		cache[i0+1] = float32(math.Sin(float64(th))) * mscale * sinSign
-		theta *= thetaScale
-	}
-}
-
-// rope rotates the first n_dims elements of each row by its position's
-// angles (normal: adjacent pairs; NeoX: pairs n_dims/2 apart) and copies
-// the rest.
-func (k *kernel) rope(r0, r1 int64) {
-	t, s, p := k.t, k.t.Src[0], k.t.Src[1]
-	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
-	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
-	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
-	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
-	lo, hi := RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
-	var ff []float32
-	if f := t.Src[2]; f != nil {
-		ff = make([]float32, f.Ne[0])
-		for i := range ff {
-			ff[i] = loadF(f.Type, k.src[2], uint64(i)*f.Nb[0])
-		}
-	}
-	sinSign := float32(1)
-	if t.Op == runtime.OpRopeBack {
-		sinSign = -1
-	}
-	cache := make([]float32, t.Ne[0])
-	row := make([]float32, t.Ne[0])
-	lastPos := int64(-1)
-	for r := r0; r < r1; r++ {
-		i1, i2, i3 := rowCoords(t.Ne, r)
-		if i2 != lastPos {
-			pos := int32(binary.LittleEndian.Uint32(k.src[1][uint64(i2)*p.Nb[0]:]))
-			RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, ff, sinSign)
-			lastPos = i2
-		}
-		loadRow(s, k.src[0], i1, i2, i3, row)
-		nd := int(nDims)
-		for i0 := 0; i0 < nd; i0 += 2 {
-			c, sn := cache[i0], cache[i0+1]
-			j0, j1 := i0, i0+1
-			if mode == runtime.RopeNeoX {
-				j0, j1 = i0/2, i0/2+nd/2
-			}
-			x0, x1 := row[j0], row[j1]
-			row[j0] = x0*c - x1*sn
-			row[j1] = x0*sn + x1*c
-		}
-		k.storeRow(row, off3(t.Nb, i1, i2, i3))
 	}
 }
