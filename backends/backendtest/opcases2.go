@@ -1,10 +1,38 @@
 package backendtest
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/gogml/gogml/runtime"
 )
+
+// rowIDs returns an i32 or i64 input of shape ne whose ne0 values in each
+// row are distinct ids in [0, n) (n ≥ ne0), so that rows written through
+// them do not collide.
+func (b *caseBuilder) rowIDs(typ runtime.Type, n int, ne ...int64) *runtime.Tensor {
+	x := b.NewTensor(typ, ne...)
+	if x == nil {
+		return nil
+	}
+	buf := make([]byte, x.NBytes())
+	es := int(typ.Size())
+	for r := 0; r < int(x.Nrows()); r++ {
+		p := b.rng.Perm(n)
+		for i := 0; i < int(x.Ne[0]); i++ {
+			o := (r*int(x.Ne[0]) + i) * es
+			if typ == runtime.TypeI64 {
+				binary.LittleEndian.PutUint64(buf[o:], uint64(p[i]))
+			} else {
+				binary.LittleEndian.PutUint32(buf[o:], uint32(p[i]))
+			}
+		}
+	}
+	b.data[x] = buf
+	x.Name = fmt.Sprintf("in%d", len(b.data))
+	return x
+}
 
 // opCases2 returns the cases of the ops and functions added for ggml
 // 0.27.0 (the seed's table is opCases). reduced keeps one case per op and
@@ -77,5 +105,110 @@ func opCases2(reduced bool) []opCase {
 				runtime.RopeParams{FreqBase: 10000, FreqScale: 1, AttnFactor: 1})
 		})
 	}
+
+	// Gated linear units: fused halves (plain and swapped) and split.
+	for g := runtime.GluOp(0); g < runtime.GluCount; g++ {
+		types := []runtime.Type{f32, f16}
+		if g == runtime.GluSwigluOai || g == runtime.GluSwigluClamp {
+			types = types[:1]
+		}
+		glu := func(b *caseBuilder, a, gate *runtime.Tensor, swapped bool) *runtime.Tensor {
+			switch g {
+			case runtime.GluSwigluOai:
+				if swapped {
+					return b.Glu(a, g, true) // alpha and limit 0
+				}
+				return b.SwigluOai(a, gate, 1.702, 7)
+			case runtime.GluSwigluClamp:
+				if swapped {
+					return b.Glu(a, g, true)
+				}
+				return b.SwigluClamp(a, gate, 2.5)
+			}
+			if gate != nil {
+				return b.GluSplit(a, gate, g)
+			}
+			return b.Glu(a, g, swapped)
+		}
+		for _, typ := range types {
+			add(typ != f32, fmt.Sprintf("GLU_%s_%s", g, typ), half(typ), func(b *caseBuilder) *runtime.Tensor {
+				return glu(b, b.uniform(typ, -4, 4, 66, 5, 3), nil, false)
+			})
+			add(true, fmt.Sprintf("GLU_%s_%s_swapped", g, typ), half(typ), func(b *caseBuilder) *runtime.Tensor {
+				return glu(b, b.uniform(typ, -4, 4, 34, 5, 2), nil, true)
+			})
+			add(typ != f32, fmt.Sprintf("GLU_%s_%s_split", g, typ), half(typ), func(b *caseBuilder) *runtime.Tensor {
+				return glu(b, b.uniform(typ, -4, 4, 33, 5, 3), b.uniform(typ, -4, 4, 33, 5, 3), false)
+			})
+		}
+	}
+	add(true, "GLU_SWIGLU_split_padded", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.SwigluSplit(b.padded(f32, 17, 5), b.padded(f32, 17, 5))
+	})
+
+	// SET_ROWS: the KV-cache write of llama.cpp.
+	for _, dt := range []runtime.Type{f32, f16, bf16} {
+		for _, it := range []runtime.Type{runtime.TypeI64, runtime.TypeI32} {
+			for _, st := range []runtime.Type{f32, f16} {
+				full := dt != f16 || st != f32
+				if it != runtime.TypeI64 {
+					full = true
+				}
+				add(full, fmt.Sprintf("SET_ROWS_%s_%s_ids_%s", st, dt, it), half(dt), func(b *caseBuilder) *runtime.Tensor {
+					return b.SetRows(b.in(dt, 32, 20, 3), b.in(st, 32, 7, 3), b.rowIDs(it, 20, 7, 1))
+				})
+			}
+		}
+	}
+	add(true, "SET_ROWS_broadcast_ids", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.SetRows(b.in(f32, 16, 9, 4, 2), b.in(f32, 16, 5, 4, 2), b.rowIDs(runtime.TypeI64, 9, 5, 2, 1))
+	})
+	add(true, "SET_ROWS_into_view", NMSEHalf, func(b *caseBuilder) *runtime.Tensor {
+		cache := b.in(f16, 16, 12, 2)
+		v := b.View3D(cache, 16, 10, 2, cache.Nb[1], cache.Nb[2], cache.Nb[1])
+		return b.SetRows(v, b.in(f32, 16, 4, 2), b.rowIDs(runtime.TypeI32, 10, 4))
+	})
+
+	// Soft-max with sinks.
+	add(false, "SOFT_MAX_sinks", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		x := b.in(f32, 33, 7, 4)
+		return b.SoftMaxAddSinks(b.SoftMaxExt(x, b.in(f16, 33, 7), 0.125, 0), b.in(f32, 4))
+	})
+	add(true, "SOFT_MAX_sinks_alibi_no_mask_broadcast", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.SoftMaxAddSinks(b.SoftMaxExt(b.in(f32, 17, 4, 6, 2), b.in(f32, 17, 4, 2, 1), 1, 8), b.in(f32, 6))
+	})
+	add(true, "SOFT_MAX_sinks_no_mask", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.SoftMaxAddSinks(b.SoftMax(b.in(f32, 16, 3, 2)), b.in(f32, 2))
+	})
+
+	// Reductions, trigonometry, norms, sorting.
+	for _, typ := range []runtime.Type{f32, f16, bf16} {
+		add(typ != f32, "SUM_"+typ.String(), half(typ), func(b *caseBuilder) *runtime.Tensor { return b.Sum(b.in(typ, 33, 5, 3, 2)) })
+		add(typ != f32, "SIN_"+typ.String(), half(typ), func(b *caseBuilder) *runtime.Tensor { return b.Sin(b.uniform(typ, -10, 10, 33, 5, 3)) })
+		add(typ != f32, "COS_"+typ.String(), half(typ), func(b *caseBuilder) *runtime.Tensor { return b.Cos(b.uniform(typ, -10, 10, 33, 5, 3)) })
+	}
+	add(true, "SUM_permuted", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.Sum(b.permuted(f32, [4]int{1, 0, 2, 3}, 9, 5, 2)) })
+	add(false, "L2_NORM", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.L2Norm(b.in(f32, 64, 7, 3), 1e-12) })
+	add(true, "L2_NORM_eps_wins", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.L2Norm(b.uniform(f32, -1e-3, 1e-3, 9, 4), 0.5) })
+	for _, order := range []int32{runtime.SortAsc, runtime.SortDesc} {
+		add(order != runtime.SortAsc, fmt.Sprintf("ARGSORT_%d", order), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Argsort(b.in(f32, 67, 5, 3), order)
+		})
+	}
+	add(true, "ARGSORT_permuted", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Argsort(b.permuted(f32, [4]int{1, 0, 2, 3}, 16, 5), runtime.SortDesc)
+	})
+	add(false, "TOP_K", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.TopK(b.in(f32, 67, 5, 3), 9) })
+	add(true, "TOP_K_1", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.TopK(b.in(f32, 20, 4), 1) })
+	add(false, "ADD_ID", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.AddId(b.in(f32, 32, 4, 5), b.in(f32, 32, 8), b.ints(8, 4, 5))
+	})
+	add(false, "CPY_f32_i32", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Cpy(b.uniform(f32, -100, 100, 33, 5), b.ints(10, 33, 5))
+	})
+	add(true, "CPY_i32_f32_transposed", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Cpy(b.Transpose(b.ints(1000, 5, 7)), b.in(f32, 7, 5))
+	})
+	_ = math.Inf
 	return cs
 }

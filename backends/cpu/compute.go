@@ -334,7 +334,7 @@ func getRowsKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int) erro
 // the slope-weighted mask row, then exp(w - max) normalized.
 func softMaxKernel(t *runtime.Tensor, dm, sm, mm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
 	s, m := t.Src[0], t.Src[1]
-	if !f32Layout(t, dm) || !f32Layout(s, sm) {
+	if !f32Layout(t, dm) || !f32Layout(s, sm) || t.Src[2] != nil { // sinks: the reference
 		return nil
 	}
 	if m != nil && !(f32Layout(m, mm) || (m.Type == runtime.TypeF16 && m.IsContiguousRows())) {

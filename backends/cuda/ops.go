@@ -102,7 +102,7 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
 			s0.Ne[2] == s1.Ne[1] && s1.Ne[3] == 1
 	case runtime.OpSoftMax:
-		if !allF32(t, s0) || s0.Ne != t.Ne {
+		if !allF32(t, s0) || s0.Ne != t.Ne || t.Src[2] != nil { // no sinks in the kernel
 			return false
 		}
 		if s1 != nil {

@@ -365,6 +365,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if why := need(t, 1); why != "" {
 			return nil, why
 		}
+		if t.Src[2] != nil {
+			return nil, "soft_max with sinks"
+		}
 		if s0.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 || s0.Ne != t.Ne {
 			return nil, "want f32 source and result of one shape"
 		}

@@ -71,6 +71,8 @@ func unsupported(t *runtime.Tensor) string {
 			return ""
 		case s0.Type == t.Type && t.Type.BlockSize() == 1:
 			return ""
+		case (s0.Type == runtime.TypeF32 && t.Type == runtime.TypeI32) || (s0.Type == runtime.TypeI32 && t.Type == runtime.TypeF32):
+			return ""
 		}
 		return fmt.Sprintf("copy %s to %s", s0.Type, t.Type)
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
@@ -180,6 +182,9 @@ func unsupported(t *runtime.Tensor) string {
 		} else if t.OpParamF32(1) > 0 {
 			return "max_bias > 0 needs a mask"
 		}
+		if sk := t.Src[2]; sk != nil && (sk.Type != runtime.TypeF32 || sk.Ne[0] != t.Ne[2]) {
+			return "sinks must be f32 with one per index of dimension 2"
+		}
 		return ""
 	case runtime.OpSoftMaxBack, runtime.OpSiluBack, runtime.OpRmsNormBack:
 		if why := srcOK(t, 2); why != "" {
@@ -218,7 +223,7 @@ func unsupported(t *runtime.Tensor) string {
 		}
 		return ""
 	}
-	return fmt.Sprintf("op %s", t.Op)
+	return unsupported2(t)
 }
 
 // RowRange splits n rows into nth near-equal parts and returns part ith,
@@ -265,12 +270,15 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 	if k.dst, err = resolve(mem, t); err != nil {
 		return err
 	}
-	for i := 0; i < 3; i++ {
+	for i := range t.Src {
 		if s := t.Src[i]; s != nil {
 			if k.src[i], err = resolve(mem, s); err != nil {
 				return err
 			}
 		}
+	}
+	if ownSplit(t.Op) {
+		return k.computeOwnSplit(ith, nth)
 	}
 	r0, r1 := RowRange(t.Nrows(), ith, nth)
 	if r0 >= r1 {
@@ -327,7 +335,7 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 	case runtime.OpRmsNormBack:
 		k.rmsNormBack(r0, r1)
 	default:
-		return fmt.Errorf("tensor %s: %w", t, runtime.ErrUnsupported)
+		return k.compute2(r0, r1)
 	}
 	return nil
 }
@@ -348,7 +356,7 @@ func resolve(mem Mem, t *runtime.Tensor) ([]byte, error) {
 type kernel struct {
 	t   *runtime.Tensor
 	dst []byte
-	src [3][]byte
+	src [runtime.MaxSrc][]byte
 }
 
 // map1 applies f element-wise from source 0 to the result; each element
@@ -437,6 +445,25 @@ func (k *kernel) dup(r0, r1 int64) error {
 		}
 		return nil
 	}
+	if s.Type != t.Type { // f32 <-> i32: C's conversions (truncation toward 0)
+		for r := r0; r < r1; r++ {
+			i1, i2, i3 := rowCoords(t.Ne, r)
+			do := off3(t.Nb, i1, i2, i3)
+			for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+				j0, j1, j2, j3 := flatCoords(s.Ne, r*t.Ne[0]+i0)
+				so := uint64(j0)*s.Nb[0] + off3(s.Nb, j1, j2, j3)
+				d := do + uint64(i0)*t.Nb[0]
+				v := binary.LittleEndian.Uint32(k.src[0][so:])
+				if s.Type == runtime.TypeF32 {
+					v = uint32(f32ToI32(math.Float32frombits(v)))
+				} else {
+					v = math.Float32bits(float32(int32(v)))
+				}
+				binary.LittleEndian.PutUint32(k.dst[d:], v)
+			}
+		}
+		return nil
+	}
 	// Same non-block type: copy element bytes.
 	es := t.Type.Size()
 	for r := r0; r < r1; r++ {
@@ -450,6 +477,15 @@ func (k *kernel) dup(r0, r1 int64) error {
 		}
 	}
 	return nil
+}
+
+// f32ToI32 is C's (int32_t) conversion as x86 computes it: truncation
+// toward 0, and INT32_MIN for NaN and values out of range.
+func f32ToI32(x float32) int32 {
+	if !(x > -2147483904 && x < 2147483648) { // out of range or NaN
+		return math.MinInt32
+	}
+	return int32(x)
 }
 
 // storeRow writes one row of float32 values at byte do of the result,
@@ -678,7 +714,13 @@ func (k *kernel) softMax(r0, r1 int64) {
 			}
 			mx = max(mx, w[i])
 		}
+		var sink float32
+		if sk := t.Src[2]; sk != nil { // sinks: one more logit per head, as if in the row
+			sink = loadF(sk.Type, k.src[2], uint64(i2)*sk.Nb[0])
+			mx = max(mx, sink)
+		}
 		var sum float64
+
 		for i, v := range w {
 			e := float32(0)
 			if v != float32(math.Inf(-1)) {
@@ -686,6 +728,9 @@ func (k *kernel) softMax(r0, r1 int64) {
 			}
 			w[i] = e
 			sum += float64(e)
+		}
+		if t.Src[2] != nil {
+			sum += float64(float32(math.Exp(float64(sink - mx))))
 		}
 		inv := float32(1 / sum)
 		for i := range w {
