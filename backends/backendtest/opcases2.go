@@ -209,6 +209,46 @@ func opCases2(reduced bool) []opCase {
 	add(true, "CPY_i32_f32_transposed", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.Cpy(b.Transpose(b.ints(1000, 5, 7)), b.in(f32, 7, 5))
 	})
-	_ = math.Inf
+
+	// Flash attention: grouped heads, padded f16 mask, ALiBi, softcap, sinks.
+	faMask := func(b *caseBuilder, nkv, n int64) *runtime.Tensor {
+		return b.fill(b.NewTensor(f16, nkv+3, n), func(i int) float32 {
+			if b.rng.IntN(6) == 0 && i%int(nkv+3) != 0 {
+				return float32(math.Inf(-1))
+			}
+			return float32(b.rng.NormFloat64())
+		})
+	}
+	for _, kv := range []runtime.Type{f16, f32, bf16} {
+		add(kv == bf16, "FLASH_ATTN_EXT_kv_"+kv.String(), half(kv), func(b *caseBuilder) *runtime.Tensor {
+			return b.FlashAttnExt(b.in(f32, 64, 7, 4), b.in(kv, 64, 19, 2), b.in(kv, 64, 19, 2), faMask(b, 19, 7), 0.125, 0, 0)
+		})
+	}
+	add(false, "FLASH_ATTN_EXT_softcap_alibi_sinks", NMSEHalf, func(b *caseBuilder) *runtime.Tensor {
+		fa := b.FlashAttnExt(b.in(f32, 32, 5, 4, 2), b.in(f16, 32, 11, 4, 2), b.in(f16, 48, 11, 4, 2), faMask(b, 11, 5), 0.2, 8, 30)
+		return b.FlashAttnExtAddSinks(fa, b.in(f32, 4))
+	})
+	add(true, "FLASH_ATTN_EXT_no_mask_prec_f32", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.FlashAttnExtSetPrec(b.FlashAttnExt(b.in(f32, 16, 1, 6), b.in(f32, 16, 9, 3), b.in(f32, 16, 9, 3), nil, 0.25, 0, 0), runtime.PrecF32)
+	})
+	add(true, "FLASH_ATTN_EXT_permuted_kv", NMSEHalf, func(b *caseBuilder) *runtime.Tensor {
+		k := b.permuted(f16, [4]int{0, 2, 1, 3}, 32, 13, 2)
+		v := b.permuted(f16, [4]int{0, 2, 1, 3}, 32, 13, 2)
+		return b.FlashAttnExt(b.permuted(f32, [4]int{0, 2, 1, 3}, 32, 4, 4), k, v, faMask(b, 13, 4), 0.17, 0, 0)
+	})
+
+	// Mixture-of-experts products.
+	for _, at := range []runtime.Type{f32, f16, bf16} {
+		nm := NMSEF32
+		if at != f32 {
+			nm = NMSEQuant
+		}
+		add(at != f32, "MUL_MAT_ID_"+at.String(), nm, func(b *caseBuilder) *runtime.Tensor {
+			return b.MulMatId(b.in(at, 64, 17, 6), b.in(f32, 64, 4, 5), b.ints(6, 4, 5))
+		})
+	}
+	add(true, "MUL_MAT_ID_b_broadcast", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.MulMatId(b.in(f32, 32, 9, 4), b.in(f32, 32, 1, 7), b.ints(4, 2, 7))
+	})
 	return cs
 }

@@ -609,26 +609,20 @@ func (k *kernel) norm(r0, r1 int64) {
 
 // mulMat computes rows of the result: row (i1, i2, i3) holds the dot
 // products of row (i1, i2, i3) of b with every row of the matching matrix
-// of a, accumulated in float64.
+// of a (mulMatRow, shared with MUL_MAT_ID).
 func (k *kernel) mulMat(r0, r1 int64) error {
 	t, a, b := k.t, k.t.Src[0], k.t.Src[1]
 	brow := make([]float32, b.Ne[0])
 	arow := make([]float32, a.Ne[0])
+	out := make([]float32, t.Ne[0])
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	for r := r0; r < r1; r++ {
 		i1, i2, i3 := rowCoords(t.Ne, r)
 		loadRow(b, k.src[1], i1, i2, i3, brow)
-		do := off3(t.Nb, i1, i2, i3)
-		for i0 := int64(0); i0 < t.Ne[0]; i0++ {
-			if err := loadRow(a, k.src[0], i0, i2/r2, i3/r3, arow); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
-			var sum float64
-			for j, v := range arow {
-				sum += float64(v) * float64(brow[j])
-			}
-			storeF(runtime.TypeF32, k.dst, do+uint64(i0)*t.Nb[0], float32(sum))
+		if err := k.mulMatRow(a, k.src[0], i2/r2, i3/r3, brow, arow, out); err != nil {
+			return err
 		}
+		k.storeRow(out, off3(t.Nb, i1, i2, i3))
 	}
 	return nil
 }

@@ -16,6 +16,9 @@ import (
 // unsupported2 returns why node t of an op not handled by unsupported
 // cannot be computed, or "".
 func unsupported2(t *runtime.Tensor) string {
+	if why, ok := unsupportedAttn(t); ok {
+		return why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	f32 := runtime.TypeF32
 	switch t.Op {
@@ -147,6 +150,10 @@ func (k *kernel) compute2(r0, r1 int64) error {
 		k.argsort(r0, r1)
 	case runtime.OpAddId:
 		return k.addID(r0, r1)
+	case runtime.OpFlashAttnExt:
+		return k.flashAttn(r0, r1)
+	case runtime.OpMulMatId:
+		return k.mulMatID(r0, r1)
 	default:
 		return fmt.Errorf("tensor %s: %w", t, runtime.ErrUnsupported)
 	}
