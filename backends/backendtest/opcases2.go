@@ -250,5 +250,6 @@ func opCases2(reduced bool) []opCase {
 	add(true, "MUL_MAT_ID_b_broadcast", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.MulMatId(b.in(f32, 32, 9, 4), b.in(f32, 32, 1, 7), b.ints(4, 2, 7))
 	})
+	cs = append(cs, opCases3(reduced)...)
 	return cs
 }

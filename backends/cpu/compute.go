@@ -99,7 +99,7 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	case runtime.OpSoftMax:
 		return softMaxKernel(t, dst, src[0], src[1], sp, nth)
 	}
-	if !f32Layout(t, dst) || !f32Layout(s0, src[0]) {
+	if s0 == nil || !f32Layout(t, dst) || !f32Layout(s0, src[0]) { // ARANGE has no source
 		return nil
 	}
 	ne0 := t.Ne[0]

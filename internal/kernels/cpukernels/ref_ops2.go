@@ -19,6 +19,9 @@ func unsupported2(t *runtime.Tensor) string {
 	if why, ok := unsupportedAttn(t); ok {
 		return why
 	}
+	if why, ok := unsupported3(t); ok {
+		return why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	f32 := runtime.TypeF32
 	switch t.Op {
@@ -121,13 +124,19 @@ func unsupported2(t *runtime.Tensor) string {
 
 // ownSplit reports whether op splits its work across parts in its own
 // way rather than by result rows.
-func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows }
+func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows || wholeOp(op) }
 
 // computeOwnSplit runs part ith of nth of the ops ownSplit names.
 func (k *kernel) computeOwnSplit(ith, nth int) error {
 	switch k.t.Op {
 	case runtime.OpSetRows:
 		return k.setRows(ith, nth)
+	}
+	if wholeOp(k.t.Op) {
+		if ith != 0 {
+			return nil
+		}
+		return k.computeWhole()
 	}
 	return fmt.Errorf("tensor %s: %w", k.t, runtime.ErrUnsupported)
 }
@@ -155,6 +164,9 @@ func (k *kernel) compute2(r0, r1 int64) error {
 	case runtime.OpMulMatId:
 		return k.mulMatID(r0, r1)
 	default:
+		if ok, err := k.compute3(r0, r1); ok {
+			return err
+		}
 		return fmt.Errorf("tensor %s: %w", t, runtime.ErrUnsupported)
 	}
 	return nil
