@@ -85,5 +85,43 @@ func opCases3(reduced bool) []opCase {
 	add(false, "GET_ROWS_BACK", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.GetRowsBack(b.in(f32, 9, 12), b.ints(6, 12), b.NewTensor(f32, 9, 6))
 	})
+	for _, typ := range []runtime.Type{f32, f16} {
+		nm := NMSEF32
+		if typ != f32 {
+			nm = NMSEHalf
+		}
+		add(typ != f32, "IM2COL_2D_"+typ.String(), nm, func(b *caseBuilder) *runtime.Tensor {
+			return b.Im2col(b.in(f16, 3, 3, 4, 5), b.in(f32, 10, 9, 4, 2), 2, 1, 1, 1, 1, 2, true, typ)
+		})
+		add(typ != f32, "IM2COL_1D_"+typ.String(), nm, func(b *caseBuilder) *runtime.Tensor {
+			return b.Im2col(b.in(f16, 5, 3, 2), b.in(f32, 20, 3, 2), 2, 0, 2, 0, 1, 0, false, typ)
+		})
+	}
+	for _, op := range []int32{runtime.PoolMax, runtime.PoolAvg} {
+		add(op != runtime.PoolMax, "POOL_1D_"+string(rune('0'+op)), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Pool1D(b.in(f32, 12, 5, 3), op, 3, 3, 0)
+		})
+		add(false, "POOL_2D_"+string(rune('0'+op)), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Pool2D(b.in(f32, 11, 9, 3, 2), op, 3, 2, 2, 1, 1, 1)
+		})
+	}
+	add(false, "SSM_CONV", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.SsmConv(b.in(f32, 3+7, 16, 2), b.in(f32, 4, 16)) })
+	add(false, "CROSS_ENTROPY_LOSS", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.CrossEntropyLoss(b.in(f32, 33, 5, 2), b.uniform(f32, 0, 1, 33, 5, 2))
+	})
+	add(false, "CROSS_ENTROPY_LOSS_BACK", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.CrossEntropyLossBack(b.in(f32, 1), b.in(f32, 33, 5, 2), b.uniform(f32, 0, 1, 33, 5, 2))
+	})
+	add(false, "OPT_STEP_ADAMW", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		w := b.in(f32, 33, 5)
+		w.SetFlag(runtime.FlagParam)
+		pr := b.fill(b.NewTensor(f32, 7), func(i int) float32 { return []float32{1e-3, 0.9, 0.999, 1e-8, 0.01, 1.2, 1.1}[i] })
+		return b.OptStepAdamw(w, b.in(f32, 33, 5), b.in(f32, 33, 5), b.uniform(f32, 0, 1, 33, 5), pr)
+	})
+	add(false, "OPT_STEP_SGD", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		w := b.in(f32, 33, 5)
+		w.SetFlag(runtime.FlagParam)
+		return b.OptStepSgd(w, b.in(f32, 33, 5), b.fill(b.NewTensor(f32, 2), func(i int) float32 { return []float32{0.1, 0.01}[i] }))
+	})
 	return cs
 }

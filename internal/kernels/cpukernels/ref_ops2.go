@@ -22,6 +22,9 @@ func unsupported2(t *runtime.Tensor) string {
 	if why, ok := unsupported3(t); ok {
 		return why
 	}
+	if why, ok := unsupported4(t); ok {
+		return why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	f32 := runtime.TypeF32
 	switch t.Op {
@@ -165,6 +168,9 @@ func (k *kernel) compute2(r0, r1 int64) error {
 		return k.mulMatID(r0, r1)
 	default:
 		if ok, err := k.compute3(r0, r1); ok {
+			return err
+		}
+		if ok, err := k.compute4(r0, r1); ok {
 			return err
 		}
 		return fmt.Errorf("tensor %s: %w", t, runtime.ErrUnsupported)

@@ -19,7 +19,7 @@ import (
 func wholeOp(op runtime.Op) bool {
 	switch op {
 	case runtime.OpArgmax, runtime.OpCountEqual, runtime.OpAcc, runtime.OpSet, runtime.OpRepeatBack,
-		runtime.OpGroupNorm, runtime.OpGetRowsBack:
+		runtime.OpGroupNorm, runtime.OpGetRowsBack, runtime.OpCrossEntropyLoss:
 		return true
 	}
 	return false
@@ -254,6 +254,8 @@ func (k *kernel) computeWhole() error {
 		k.groupNorm()
 	case runtime.OpGetRowsBack:
 		return k.getRowsBack()
+	case runtime.OpCrossEntropyLoss:
+		k.crossEntropy()
 	}
 	return nil
 }
