@@ -194,3 +194,44 @@ func (c *Context) OptStepSgd(a, grad, params *Tensor) *Tensor {
 	}
 	return t
 }
+
+// Scale modes of Interpolate (ggml_scale_mode), op parameter 0, with
+// ScaleAlignCorners or-ed in as a flag.
+const (
+	ScaleNearest      uint32 = 0
+	ScaleBilinear     uint32 = 1
+	ScaleBicubic      uint32 = 2
+	ScaleAlignCorners uint32 = 1 << 8
+	ScaleAntialias    uint32 = 1 << 9
+)
+
+// Interpolate resizes f32 a to ne0..ne3 by mode (ScaleNearest,
+// ScaleBilinear or ScaleBicubic, optionally | ScaleAlignCorners or
+// ScaleAntialias) (ggml_interpolate; op UPSCALE, op parameter 0 = mode).
+func (c *Context) Interpolate(a *Tensor, ne0, ne1, ne2, ne3 int64, mode uint32) *Tensor {
+	if !c.ok(a) {
+		return nil
+	}
+	if mode&0xff > ScaleBicubic || mode&^(0xff|ScaleAlignCorners|ScaleAntialias) != 0 {
+		return c.opErr(OpUpscale, ErrUnsupported, fmt.Sprintf("scale mode %#x", mode), a)
+	}
+	if a.Type != TypeF32 {
+		return c.opErr(OpUpscale, ErrUnsupported, "a must be f32", a)
+	}
+	t := c.NewOp(OpUpscale, a.Type, [MaxDims]int64{ne0, ne1, ne2, ne3}, a)
+	if t != nil {
+		t.SetOpParamI32(0, int32(mode))
+	}
+	return t
+}
+
+// Upscale multiplies a's first two dimensions by factor (ggml_upscale).
+func (c *Context) Upscale(a *Tensor, factor int, mode uint32) *Tensor {
+	if !c.ok(a) {
+		return nil
+	}
+	if factor < 1 || int64(factor) > math.MaxInt32 {
+		return c.opErr(OpUpscale, ErrShape, fmt.Sprintf("factor %d", factor), a)
+	}
+	return c.Interpolate(a, a.Ne[0]*int64(factor), a.Ne[1]*int64(factor), a.Ne[2], a.Ne[3], mode)
+}

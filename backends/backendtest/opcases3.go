@@ -105,6 +105,14 @@ func opCases3(reduced bool) []opCase {
 			return b.Pool2D(b.in(f32, 11, 9, 3, 2), op, 3, 2, 2, 1, 1, 1)
 		})
 	}
+	for _, mode := range []uint32{runtime.ScaleNearest, runtime.ScaleBilinear, runtime.ScaleBilinear | runtime.ScaleAlignCorners} {
+		add(mode != runtime.ScaleNearest, "UPSCALE_"+string(rune('a'+mode%8))+map[bool]string{true: "_align"}[mode > 8], NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Interpolate(b.in(f32, 5, 4, 3, 2), 11, 7, 3, 2, mode)
+		})
+	}
+	add(true, "UPSCALE_nearest_down", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Upscale(b.Interpolate(b.in(f32, 9, 8, 6), 4, 3, 3, 1, runtime.ScaleNearest), 2, runtime.ScaleNearest)
+	})
 	add(false, "SSM_CONV", NMSEF32, func(b *caseBuilder) *runtime.Tensor { return b.SsmConv(b.in(f32, 3+7, 16, 2), b.in(f32, 4, 16)) })
 	add(false, "CROSS_ENTROPY_LOSS", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.CrossEntropyLoss(b.in(f32, 33, 5, 2), b.uniform(f32, 0, 1, 33, 5, 2))

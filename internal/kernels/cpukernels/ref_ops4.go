@@ -73,6 +73,15 @@ func unsupported4(t *runtime.Tensor) (why string, ok bool) {
 			return "pooling parameters do not fit the shapes", true
 		}
 		return "", true
+	case runtime.OpUpscale:
+		if w := srcOK(t, 1); w != "" {
+			return w, true
+		}
+		mode := t.OpParamI32(0)
+		if s0.Type != f32 || t.Type != f32 || (mode&^(1<<8) != 0 && mode&^(1<<8) != 1) {
+			return "want f32, nearest or bilinear (with or without align-corners) mode", true
+		}
+		return "", true
 	case runtime.OpSsmConv:
 		if w := srcOK(t, 2); w != "" {
 			return w, true
@@ -132,6 +141,8 @@ func (k *kernel) compute4(r0, r1 int64) (bool, error) {
 		k.pool(r0, r1)
 	case runtime.OpSsmConv:
 		k.ssmConv(r0, r1)
+	case runtime.OpUpscale:
+		k.upscale(r0, r1)
 	case runtime.OpCrossEntropyLoss:
 		k.crossEntropy()
 	case runtime.OpCrossEntropyLossBack:
@@ -346,5 +357,58 @@ func (k *kernel) optStep(r0, r1 int64) {
 			vh := float32(math.Sqrt(float64(v*beta2h))) + eps
 			storeF(t.Type, k.dst, off3(t.Nb, i1, i2, i3)+uint64(i0)*4, wv*(1-alpha*wd)-alpha*mh/vh)
 		}
+	}
+}
+
+// upscale resizes each matrix by nearest-neighbour or bilinear sampling
+// (op parameter 0: mode 0 or 1, bit 8 align corners), ggml's coordinate
+// mapping in float32.
+func (k *kernel) upscale(r0, r1 int64) {
+	t, s := k.t, k.t.Src[0]
+	flags := t.OpParamI32(0)
+	var sf [4]float32
+	for d := range sf {
+		sf[d] = float32(t.Ne[d]) / float32(s.Ne[d])
+	}
+	off := float32(0.5)
+	if flags&(1<<8) != 0 {
+		off = 0
+		for d := 0; d < 2; d++ {
+			if t.Ne[d] > 1 && s.Ne[d] > 1 {
+				sf[d] = float32(t.Ne[d]-1) / float32(s.Ne[d]-1)
+			}
+		}
+	}
+	at := func(i0, i1, i2, i3 int64) float32 {
+		return loadF(s.Type, k.src[0], uint64(i0)*s.Nb[0]+off3(s.Nb, i1, i2, i3))
+	}
+	clampI := func(v, n int64) int64 { return max(0, min(v, n-1)) }
+	out := make([]float32, t.Ne[0])
+	for r := r0; r < r1; r++ {
+		i1, i2, i3 := rowCoords(t.Ne, r)
+		j2, j3 := int64(float32(i2)/sf[2]), int64(float32(i3)/sf[3])
+		if flags&0xff == 0 {
+			j1 := int64(float32(i1) / sf[1])
+			for i0 := range out {
+				out[i0] = at(int64(float32(i0)/sf[0]), j1, j2, j3)
+			}
+		} else {
+			y := (float32(i1)+off)/sf[1] - off
+			y0 := int64(math.Floor(float64(y)))
+			y1 := clampI(y0+1, s.Ne[1])
+			y0 = clampI(y0, s.Ne[1])
+			dy := max(0, min(y-float32(y0), 1))
+			for i0 := range out {
+				x := (float32(i0)+off)/sf[0] - off
+				x0 := int64(math.Floor(float64(x)))
+				x1 := clampI(x0+1, s.Ne[0])
+				x0 = clampI(x0, s.Ne[0])
+				dx := max(0, min(x-float32(x0), 1))
+				a, b := at(x0, y0, j2, j3), at(x1, y0, j2, j3)
+				c, d := at(x0, y1, j2, j3), at(x1, y1, j2, j3)
+				out[i0] = a*(1-dx)*(1-dy) + b*dx*(1-dy) + c*(1-dx)*dy + d*dx*dy
+			}
+		}
+		k.storeRow(out, off3(t.Nb, i1, i2, i3))
 	}
 }

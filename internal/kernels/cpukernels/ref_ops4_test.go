@@ -30,6 +30,12 @@ func TestOps4(t *testing.T) {
 		{"pool_1d avg", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
 			return c.Pool1D(in(t, c, m, []float32{1, 3, 5, 7}, 4), runtime.PoolAvg, 2, 2, 0)
 		}, []float32{2, 6}},
+		{"upscale bilinear", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Interpolate(in(t, c, m, []float32{0, 1}, 2), 4, 1, 1, 1, runtime.ScaleBilinear)
+		}, []float32{0, 0.25, 0.75, 1}},
+		{"upscale nearest", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Upscale(in(t, c, m, []float32{1, 2}, 2), 2, runtime.ScaleNearest)
+		}, []float32{1, 1, 2, 2, 1, 1, 2, 2}},
 		{"ssm_conv", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
 			return c.SsmConv(in(t, c, m, []float32{1, 2, 3}, 3, 1, 1), in(t, c, m, []float32{10, 1}, 2, 1))
 		}, []float32{12, 23}},
