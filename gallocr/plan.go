@@ -163,10 +163,9 @@ func (p *planner) tensor(id int32) *runtime.Tensor { return p.ix.Tensors[id] }
 func (p *planner) allocate(id int32, bufID int) {
 	st := &p.st[id]
 	t := p.tensor(id)
-	if st.allocated || p.ext[id] || t.ViewSrc != nil {
+	if p.err != nil || st.allocated || p.ext[id] || t.ViewSrc != nil {
 		return
 	}
-	st.allocated = true
 	if t.Op.CanInplace() {
 		srcs := p.srcIDs(id)
 		for j, parent := range t.Src {
@@ -191,6 +190,7 @@ func (p *planner) allocate(id int32, bufID int) {
 				// memory is never reused through a view.
 				continue
 			}
+			st.allocated = true
 			st.bufferID = ps.bufferID
 			st.block = ps.block
 			st.size = ps.size
@@ -211,6 +211,9 @@ func (p *planner) allocate(id int32, bufID int) {
 		p.fail(fmt.Errorf("tensor %q (%d bytes) in %s: %w", t.Name, size, p.bufts[bufID].Name(), err))
 		return
 	}
+	// Marked allocated only now that it has memory: a failed tensor is
+	// never freed or reused in place by a later one.
+	st.allocated = true
 	st.bufferID = int32(bufID)
 	st.block = int32(len(p.blocks))
 	st.size = size
@@ -222,10 +225,10 @@ func (p *planner) allocate(id int32, bufID int) {
 
 func (p *planner) free(id int32) {
 	t := p.tensor(id)
-	if t.HasFlag(runtime.FlagOutput) {
+	st := &p.st[id]
+	if p.err != nil || t.HasFlag(runtime.FlagOutput) || st.block < 0 {
 		return
 	}
-	st := &p.st[id]
 	b := &p.blocks[st.block]
 	if err := p.dyns[b.Dyn].Free(b.At, st.size); err != nil {
 		p.fail(fmt.Errorf("free tensor %q: %w", t.Name, err))
@@ -273,6 +276,9 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 	ix := p.ix
 	for i, id := range ix.Leafs {
 		p.allocate(id, bufferIDAt(leafIDs, i))
+		if p.err != nil {
+			return // the walk stops at the first tensor that cannot be placed
+		}
 	}
 	nodes := g.Nodes()
 	for i, id := range ix.Nodes {
@@ -291,6 +297,9 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 			if n.Src[j].HasFlag(runtime.FlagInput) {
 				p.allocate(s, bufferIDAt(nodeIDs, i))
 			}
+		}
+		if p.err != nil {
+			return
 		}
 	}
 	for i, id := range ix.Nodes {

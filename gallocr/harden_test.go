@@ -1,0 +1,215 @@
+package gallocr
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// hugeGraphFiles are valid graph files with a leaf, an input or a node that
+// no buffer can hold: sizes at 2^63 once aligned, or an alloc_pad that
+// pads a tiny tensor to 2^63-1 bytes.
+var hugeGraphFiles = []struct{ name, json, tensor string }{
+	{"f32 input of 2^63-4 bytes", `{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
+"tensors":[{"name":"x","type":"f32","ne":[2305843009213693951],"op":"NONE","flags":["input"]},
+{"name":"y","type":"f32","ne":[2305843009213693951],"op":"SCALE","src":[0]}],"leafs":[0],"nodes":[1]}`, "x"},
+	{"huge alloc_pad", `{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0,"alloc_pad":9223372036854775807}],
+"tensors":[{"name":"x","type":"f32","ne":[4],"op":"NONE","flags":["input"]},
+{"name":"y","type":"f32","ne":[4],"op":"SCALE","src":[0]}],"leafs":[0],"nodes":[1]}`, "x"},
+	{"huge node after a small leaf", `{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
+"tensors":[{"name":"a","type":"f32","ne":[4],"op":"NONE"},
+{"name":"big","type":"f32","ne":[2305843009213693951],"op":"REPEAT","src":[0]},
+{"name":"z","type":"f32","ne":[2305843009213693951],"op":"SCALE","src":[1]}],"leafs":[0],"nodes":[1,2]}`, "big"},
+	{"second of two huge leafs", `{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
+"tensors":[{"name":"a","type":"f32","ne":[1152921504606846976],"op":"NONE"},
+{"name":"b","type":"f32","ne":[1152921504606846976],"op":"NONE"},
+{"name":"c","type":"f32","ne":[1152921504606846976],"op":"ADD","src":[0,1]}],"leafs":[0,1],"nodes":[2]}`, "b"},
+}
+
+// TestUnplaceableTensor: a tensor that cannot be placed is an error naming
+// it (never a panic), with either strategy, and through an Allocator that
+// stays usable afterwards.
+func TestUnplaceableTensor(t *testing.T) {
+	good, err := runtime.ParseGraphFile([]byte(`{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
+"tensors":[{"name":"x","type":"f32","ne":[8],"op":"NONE","flags":["input"]},{"name":"y","type":"f32","ne":[8],"op":"SCALE","src":[0]}],"leafs":[0],"nodes":[1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range hugeGraphFiles {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := runtime.ParseGraphFile([]byte(tc.json))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			for _, s := range []Strategy{StrategyGGML, StrategyOptimized} {
+				_, err := PlanFile(f, s)
+				if err == nil || !errors.Is(err, runtime.ErrOutOfMemory) && !errors.Is(err, runtime.ErrOverflow) {
+					t.Fatalf("%s: error %v, want out of memory", s, err)
+				}
+				if !strings.Contains(err.Error(), `tensor "`+tc.tensor+`"`) {
+					t.Fatalf("%s: error %q does not name tensor %q", s, err, tc.tensor)
+				}
+			}
+			a, err := New(f.BufferList()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.AllocGraph(f.Graph); err == nil {
+				t.Fatal("AllocGraph of an unplaceable graph succeeded")
+			}
+			if f.BufferTypes[0].AllocPad > 1 {
+				return // every tensor is too large for this buffer type
+			}
+			// The allocator is still usable.
+			if err := a.AllocGraph(good.Graph); err != nil {
+				t.Fatalf("AllocGraph after a failure: %v", err)
+			}
+			if good.Graph.Nodes()[0].Buffer == nil {
+				t.Fatal("node not placed after a failure")
+			}
+		})
+	}
+}
+
+// fragmentingChain builds n nodes y_i = cont(y_{i-1}), each a little larger
+// than the one before, every other one an output: the freed ones leave
+// holes too small for anything later, so the free list grows by one block
+// per two nodes (ggml aborts past 256).
+func fragmentingChain(n int) *runtime.Graph {
+	ctx := runtime.NewContext()
+	x := ctx.NewTensor(runtime.TypeF32, 8)
+	x.SetInput()
+	g := runtime.NewGraph()
+	prev := x
+	for i := range n {
+		y := ctx.NewOp(runtime.OpCont, runtime.TypeF32, [runtime.MaxDims]int64{int64(16 + 8*i), 1, 1, 1}, prev)
+		if i%2 == 0 {
+			y.SetOutput()
+		}
+		g.BuildForwardExpand(y)
+		prev = y
+	}
+	return g
+}
+
+// planWithIndexAt plans like PlanGraph with the free-list length past which
+// chunks switch to a blockIndex set to indexAt.
+func planWithIndexAt(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions, indexAt int) (*Plan, []*Dyn, error) {
+	dynOf, firstOf := dynIndex(bufts)
+	dyns := make([]*Dyn, len(firstOf))
+	for d, i := range firstOf {
+		dd, err := NewDyn(bufts[i].Alignment(), bufts[i].MaxSize())
+		if err != nil {
+			return nil, nil, err
+		}
+		dd.indexAt = indexAt
+		dyns[d] = dd
+	}
+	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt)
+	return pl, dyns, err
+}
+
+// TestLongFreeListSamePlan: a free list far past ggml's 256 blocks is
+// searched through the index, and the plan is the one the plain list
+// gives (the reference, indexAt = MaxInt), on a fragmenting chain and on
+// both buffer kinds (unlimited, chunked).
+func TestLongFreeListSamePlan(t *testing.T) {
+	g := fragmentingChain(6000)
+	for _, bt := range []*runtime.VirtualBufferType{
+		{TypeName: "host", Align: 32, Max: runtime.NoMaxSize},
+		{TypeName: "dev", Align: 64, Max: 1 << 26},
+	} {
+		bufts := []runtime.BufferType{bt}
+		ref, _, err := planWithIndexAt(g, bufts, PlanOptions{}, math.MaxInt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, dyns, err := planWithIndexAt(g, bufts, PlanOptions{}, listLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		indexed := false
+		for _, c := range dyns[0].chunks {
+			if c.indexed && c.numFree() > 256 {
+				indexed = true
+			}
+		}
+		if !indexed {
+			t.Fatalf("%s: no chunk has an indexed free list of more than 256 blocks", bt.TypeName)
+		}
+		if !reflect.DeepEqual(ref.Placements, got.Placements) || !reflect.DeepEqual(ref.Chunks, got.Chunks) {
+			t.Fatalf("%s: indexed free list changes the plan", bt.TypeName)
+		}
+	}
+}
+
+// TestConformanceIndexedFreeList plans the whole corpus with every free
+// list indexed from its first freed block: the plans stay ggml's.
+func TestConformanceIndexedFreeList(t *testing.T) {
+	forEachCorpusGraph(t, func(t *testing.T, dir, name string, f *runtime.GraphFile) {
+		want, err := PlanFile(f, StrategyGGML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := planWithIndexAt(f.Graph, f.BufferList(), PlanOptions{NodeBufferIDs: f.NodeBufferIDs, LeafBufferIDs: f.LeafBufferIDs}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want.Placements, got.Placements) || !reflect.DeepEqual(want.Chunks, got.Chunks) {
+			t.Fatal("indexed free lists change the plan")
+		}
+	})
+}
+
+// FuzzDynIndexed drives two dynamic allocators with the same allocs and
+// frees, one always on the plain list and one indexed from the start: every
+// address and chunk size must agree.
+func FuzzDynIndexed(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 200, 100, 50, 25, 12, 6, 3})
+	f.Add([]byte("alloc free alloc free a longer sequence of operations"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := &byteSource{data: data}
+		maxSize := runtime.NoMaxSize
+		if s.next(2) == 0 {
+			maxSize = uint64(256 + 64*s.next(64))
+		}
+		align := uint64(1) << s.next(7)
+		list, _ := NewDyn(align, maxSize)
+		list.indexAt = math.MaxInt
+		ix, _ := NewDyn(align, maxSize)
+		ix.indexAt = 0
+		type live struct {
+			at   Address
+			size uint64
+		}
+		var alive []live
+		for s.pos < len(s.data) {
+			if len(alive) > 0 && s.next(3) == 0 {
+				k := s.next(len(alive))
+				a := alive[k]
+				alive = append(alive[:k], alive[k+1:]...)
+				e1, e2 := list.Free(a.at, a.size), ix.Free(a.at, a.size)
+				if (e1 == nil) != (e2 == nil) {
+					t.Fatalf("free %v: list %v, index %v", a, e1, e2)
+				}
+				continue
+			}
+			size := uint64(1 + s.next(256)*s.next(64))
+			a1, e1 := list.Alloc(size)
+			a2, e2 := ix.Alloc(size)
+			if a1 != a2 || (e1 == nil) != (e2 == nil) {
+				t.Fatalf("alloc %d: list %v %v, index %v %v", size, a1, e1, a2, e2)
+			}
+			if e1 == nil {
+				alive = append(alive, live{a1, size})
+			}
+		}
+		if !reflect.DeepEqual(list.ChunkSizes(), ix.ChunkSizes()) {
+			t.Fatalf("chunk sizes: list %v, index %v", list.ChunkSizes(), ix.ChunkSizes())
+		}
+	})
+}
