@@ -3,6 +3,7 @@ package gallocr
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -212,4 +213,38 @@ func FuzzDynIndexed(f *testing.F) {
 			t.Fatalf("chunk sizes: list %v, index %v", list.ChunkSizes(), ix.ChunkSizes())
 		}
 	})
+}
+
+// TestOptBreadthMatchesWalk: the range-maximum breadth equals the walk
+// over every moment of each lifetime (the former, quadratic, computation).
+func TestOptBreadthMatchesWalk(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 200 {
+		n := 1 + r.IntN(60)
+		items := make([]optItem, n)
+		for i := range items {
+			start := r.IntN(50)
+			end := start + 1 + r.IntN(30)
+			if r.IntN(5) == 0 {
+				end = math.MaxInt
+			}
+			items[i] = optItem{size: uint64(1 + r.IntN(1000)), start: start, end: end}
+		}
+		got := optBreadth(items)
+		for i, it := range items {
+			var want uint64
+			for at := it.start; at < min(it.end, 100); at++ {
+				var live uint64
+				for _, o := range items {
+					if o.start <= at && at < o.end {
+						live += o.size
+					}
+				}
+				want = max(want, live)
+			}
+			if got[i] != want {
+				t.Fatalf("trial %d item %d %+v: breadth %d, want %d", trial, i, it, got[i], want)
+			}
+		}
+	}
 }

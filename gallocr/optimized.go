@@ -43,6 +43,14 @@ func (d *Dyn) MaxChunkSize() uint64 { return d.maxChunk }
 // of a few thousand get the whole search.
 const optPackWork = 1 << 16
 
+// optWorkBudget bounds the packer's work per allocator, counted in
+// neighbour spans looked at and placed items moved: a graph whose blocks
+// mostly overlap (long-lived outputs among hundreds of thousands of
+// blocks) would otherwise cost a quadratic search per pack. When it runs
+// out, the best complete pack so far is kept, or ggml's own placement
+// when none completed.
+const optWorkBudget = 1 << 28
+
 // optRepairRounds bounds the local-repair rounds per allocator; planning
 // time grows linearly with it.
 const optRepairRounds = 64
@@ -98,13 +106,15 @@ type packer struct {
 	critAt   []int32
 
 	spans []optSpan // scratch
+	// work left of optWorkBudget; a pack stops when it runs out.
+	work int64
 }
 
 func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	n := len(items)
 	p := &packer{items: items, align: align, maxChunk: maxChunk,
 		off: make([]uint64, n), chunk: make([]int32, n), placed: make([]bool, n),
-		adj: make([][]int32, n), stateOrder: make([]int32, n), critAt: make([]int32, n)}
+		adj: make([][]int32, n), stateOrder: make([]int32, n), critAt: make([]int32, n), work: optWorkBudget}
 	byStart := make([]int32, n)
 	for i := range byStart {
 		byStart[i] = int32(i)
@@ -234,6 +244,7 @@ func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
 		cur = max(cur, hi)
 	}
 	if p.adj[i] != nil {
+		p.work -= int64(len(p.adj[i]))
 		// Few neighbours: sort the placed ones by offset.
 		spans := p.spans[:0]
 		for _, j := range p.adj[i] {
@@ -250,6 +261,7 @@ func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
 		// Many: walk the chunk's items in offset order and skip those
 		// whose lifetimes do not meet item i's.
 		it := p.items[i]
+		p.work -= int64(len(ch.byOffset))
 		for _, j := range ch.byOffset {
 			if o := p.items[j]; o.start < it.end && it.start < o.end {
 				visit(p.off[j], p.off[j]+o.size)
@@ -287,7 +299,7 @@ func (p *packer) pack(order []int32, limit uint64) uint64 {
 		p.place(order[pos])
 		p.critAt[pos] = p.critical
 		p.valid = pos + 1
-		if p.sum > limit {
+		if p.sum > limit || p.work < 0 {
 			return math.MaxUint64
 		}
 	}
@@ -363,6 +375,7 @@ func (p *packer) place(i int32) {
 	ch.height = max(ch.height, bestOff+size)
 	p.sum += bestGrow
 	k, _ := slices.BinarySearchFunc(ch.byOffset, bestOff, func(j int32, off uint64) int { return cmp.Compare(p.off[j], off) })
+	p.work -= int64(len(ch.byOffset)-k) / 16 // the move of the items above
 	ch.byOffset = slices.Insert(ch.byOffset, k, i)
 	if bestGrow > 0 {
 		p.critical = i
@@ -401,6 +414,14 @@ func optBreadth(items []optItem) []uint64 {
 	for k := len(live) - 1; k >= 0; k-- {
 		suffix[k] = max(suffix[k+1], live[k])
 	}
+	// tree: a segment tree of live for range maxima, so a long life costs
+	// a logarithmic query, not a walk over every moment it spans.
+	m := len(live)
+	tree := make([]uint64, 2*m)
+	copy(tree[m:], live)
+	for k := m - 1; k > 0; k-- {
+		tree[k] = max(tree[2*k], tree[2*k+1])
+	}
 	breadth := make([]uint64, len(items))
 	for i, it := range items {
 		k, _ := slices.BinarySearch(times, it.start)
@@ -408,9 +429,19 @@ func optBreadth(items []optItem) []uint64 {
 			breadth[i] = suffix[k]
 			continue
 		}
-		for ; k < len(times) && times[k] < it.end; k++ {
-			breadth[i] = max(breadth[i], live[k])
+		e, _ := slices.BinarySearch(times, it.end) // first moment at or after the end
+		var b uint64
+		for lo, hi := k+m, e+m; lo < hi; lo, hi = lo>>1, hi>>1 {
+			if lo&1 == 1 {
+				b = max(b, tree[lo])
+				lo++
+			}
+			if hi&1 == 1 {
+				hi--
+				b = max(b, tree[hi])
+			}
 		}
+		breadth[i] = b
 	}
 	return breadth
 }
@@ -524,7 +555,7 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	bestFirstFit := false
 	maxPacks, packs := max(2, optPackWork/max(len(items), 1)), 0
 	for k := range 2 * optOrderCount {
-		if packs >= maxPacks {
+		if packs >= maxPacks || p.work < 0 {
 			break
 		}
 		packs++
@@ -550,7 +581,7 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	cand := make([]int32, len(order))
 	n := len(order)
 	stall := 0
-	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1 && packs < maxPacks; round++ {
+	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1 && packs < maxPacks && p.work >= 0; round++ {
 		stall++
 		packs++
 		copy(cand, order)
