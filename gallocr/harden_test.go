@@ -248,3 +248,61 @@ func TestOptBreadthMatchesWalk(t *testing.T) {
 		}
 	}
 }
+
+// sliceType is a buffer type whose dynamic type is not comparable.
+type sliceType struct {
+	runtime.BufferType
+	tags []string
+}
+
+// boxType is comparable, but may hold a value that is not.
+type boxType struct {
+	runtime.BufferType
+	tag any
+}
+
+// TestDynIndexManyBufferTypes groups 60,000 buffer-list entries (linear
+// time; the pairwise comparison took minutes) and groups them right:
+// repeated types share an allocator, others (and types that cannot be
+// compared) get their own.
+func TestDynIndexManyBufferTypes(t *testing.T) {
+	const n = 60000
+	bufts := make([]runtime.BufferType, n)
+	for i := range bufts {
+		if i%3 == 2 {
+			bufts[i] = bufts[i-1] // a repeat shares the allocator
+			continue
+		}
+		bufts[i] = &runtime.VirtualBufferType{TypeName: "bt", Align: 32, Max: runtime.NoMaxSize}
+	}
+	host := bufts[0]
+	bufts = append(bufts, sliceType{host, nil}, sliceType{host, nil}, boxType{host, []int{1}}, boxType{host, []int{1}}, boxType{host, 1}, boxType{host, 1})
+	dynOf, firstOf := dynIndex(bufts)
+	want := n - n/3 + 5
+	if len(firstOf) != want {
+		t.Fatalf("%d allocators, want %d", len(firstOf), want)
+	}
+	for i := 2; i < n; i += 3 {
+		if dynOf[i] != dynOf[i-1] {
+			t.Fatalf("entry %d does not share its allocator with entry %d", i, i-1)
+		}
+	}
+	if dynOf[n+4] != dynOf[n+5] || dynOf[n] == dynOf[n+1] || dynOf[n+2] == dynOf[n+3] {
+		t.Fatalf("grouping of the last entries: %v", dynOf[n:])
+	}
+	// A plan over all of them: one node per buffer.
+	ctx := runtime.NewContext()
+	x := ctx.NewTensor(runtime.TypeF32, 8)
+	x.SetInput()
+	g := runtime.NewGraph()
+	ids := make([]int, 0, len(bufts))
+	for i := range bufts {
+		y := ctx.Scale(x, 2)
+		y.SetOutput()
+		g.BuildForwardExpand(y)
+		ids = append(ids, i)
+	}
+	if _, err := PlanGraph(g, bufts, PlanOptions{NodeBufferIDs: ids}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -119,33 +119,40 @@ type planner struct {
 	err              error
 }
 
-func sameBufferType(a, b runtime.BufferType) bool {
-	if a == nil || b == nil {
-		return a == b
+// lookupBufferType finds bt in seen. hashable is false when bt cannot be
+// a map key: a nil type, a dynamic type that is not comparable, or a
+// comparable struct holding an interface whose value is not (hashing it
+// panics); such a buffer type equals no other entry.
+func lookupBufferType(seen map[runtime.BufferType]int, bt runtime.BufferType) (d int, found, hashable bool) {
+	if bt == nil || !reflect.TypeOf(bt).Comparable() {
+		return 0, false, false
 	}
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta != tb || !ta.Comparable() {
-		return false
-	}
-	return a == b
+	defer func() {
+		if recover() != nil {
+			d, found, hashable = 0, false, false
+		}
+	}()
+	d, found = seen[bt]
+	return d, found, true
 }
 
 // dynIndex groups a buffer list by buffer type: entries with the same type
-// share one dynamic allocator, as in ggml.
+// share one dynamic allocator, as in ggml. A map keeps it linear in the
+// length of the list.
 func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
 	dynOf = make([]int, len(bufts))
+	seen := make(map[runtime.BufferType]int)
 	for i, bt := range bufts {
-		dynOf[i] = -1
-		for j := 0; j < i; j++ {
-			if sameBufferType(bufts[j], bt) {
-				dynOf[i] = dynOf[j]
-				break
-			}
+		d, found, hashable := lookupBufferType(seen, bt)
+		if found {
+			dynOf[i] = d
+			continue
 		}
-		if dynOf[i] < 0 {
-			dynOf[i] = len(firstOf)
-			firstOf = append(firstOf, i)
+		if hashable {
+			seen[bt] = len(firstOf)
 		}
+		dynOf[i] = len(firstOf)
+		firstOf = append(firstOf, i)
 	}
 	return dynOf, firstOf
 }
