@@ -35,11 +35,7 @@ var hugeGraphFiles = []struct{ name, json, tensor string }{
 // it (never a panic), with either strategy, and through an Allocator that
 // stays usable afterwards.
 func TestUnplaceableTensor(t *testing.T) {
-	good, err := runtime.ParseGraphFile([]byte(`{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
-"tensors":[{"name":"x","type":"f32","ne":[8],"op":"NONE","flags":["input"]},{"name":"y","type":"f32","ne":[8],"op":"SCALE","src":[0]}],"leafs":[0],"nodes":[1]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, _ := smallGraphFile(t)
 	for _, tc := range hugeGraphFiles {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := runtime.ParseGraphFile([]byte(tc.json))
@@ -305,4 +301,54 @@ func TestDynIndexManyBufferTypes(t *testing.T) {
 	if _, err := PlanGraph(g, bufts, PlanOptions{NodeBufferIDs: ids}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSourcesChangedAfterBuild: a graph whose node was given itself or a
+// later node as a source after it was built is an error from AllocGraph
+// and PlanGraph (it used to panic or loop forever), and the allocator then
+// allocates a sound graph.
+func TestSourcesChangedAfterBuild(t *testing.T) {
+	host := &runtime.VirtualBufferType{TypeName: "host", Align: 32, Max: runtime.NoMaxSize}
+	for _, tc := range []struct {
+		name   string
+		mutate func(b, c *runtime.Tensor)
+	}{
+		{"self source", func(b, c *runtime.Tensor) { b.Src[0] = b }},
+		{"later node as source", func(b, c *runtime.Tensor) { b.Src[0] = c }},
+		{"self as second source", func(b, c *runtime.Tensor) { b.Src[1] = b }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := runtime.NewContext()
+			x := ctx.NewTensor(runtime.TypeF32, 8)
+			x.SetInput()
+			b := ctx.Scale(ctx.Scale(x, 2), 2)
+			c := ctx.Scale(b, 2)
+			g := runtime.NewGraph()
+			if err := g.BuildForwardExpand(c); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(b, c)
+			a, _ := New(host)
+			if err := a.AllocGraph(g); !errors.Is(err, runtime.ErrGraph) {
+				t.Fatalf("AllocGraph: %v, want a graph error", err)
+			}
+			if _, err := PlanGraph(g, []runtime.BufferType{host}, PlanOptions{Strategy: StrategyOptimized}); !errors.Is(err, runtime.ErrGraph) {
+				t.Fatalf("PlanGraph: %v, want a graph error", err)
+			}
+			good, _ := smallGraphFile(t)
+			if err := a.AllocGraph(good.Graph); err != nil {
+				t.Fatalf("AllocGraph after the error: %v", err)
+			}
+		})
+	}
+}
+
+func smallGraphFile(t *testing.T) (*runtime.GraphFile, error) {
+	t.Helper()
+	f, err := runtime.ParseGraphFile([]byte(`{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
+"tensors":[{"name":"x","type":"f32","ne":[8],"op":"NONE","flags":["input"]},{"name":"y","type":"f32","ne":[8],"op":"SCALE","src":[0]}],"leafs":[0],"nodes":[1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, nil
 }

@@ -416,6 +416,19 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	for i, id := range ix.Nodes {
 		p.nodePos[id] = int32(i)
 	}
+	// Sources must come first: a tensor's memory is taken over or freed by
+	// its consumers, so a source that is the node itself or a later node
+	// (a graph whose tensors were changed after it was built) would
+	// corrupt the plan.
+	for i, id := range ix.Nodes {
+		for j, s := range ix.Src[i][:ix.NSrc[i]] {
+			if s >= 0 && p.nodePos[s] >= int32(i) {
+				t := ix.Tensors[id]
+				return nil, fmt.Errorf("plan: node %d %q: source %d %q is node %d, not computed before it (a cycle, or sources changed after the graph was built): %w",
+					i, t.Name, j, ix.Tensors[s].Name, p.nodePos[s], runtime.ErrGraph)
+			}
+		}
+	}
 	p.run(g, opt.NodeBufferIDs, opt.LeafBufferIDs)
 	if p.err != nil {
 		return nil, fmt.Errorf("plan: %w", p.err)
