@@ -352,3 +352,47 @@ func smallGraphFile(t *testing.T) (*runtime.GraphFile, error) {
 	}
 	return f, nil
 }
+
+// TestAllocGraphAfterOtherAllocatorFreed: after allocator A allocated g
+// and was freed, allocator B really allocates g (every tensor A had placed
+// lands in B's buffer), and A remembers a bounded number of freed buffers
+// however often it reallocates or is freed.
+func TestAllocGraphAfterOtherAllocatorFreed(t *testing.T) {
+	host := &runtime.VirtualBufferType{TypeName: "host", Align: 32, Max: runtime.NoMaxSize}
+	f, _ := smallGraphFile(t)
+	g := f.Graph
+	a, _ := New(host)
+	if err := a.AllocGraph(g); err != nil {
+		t.Fatal(err)
+	}
+	a.Free()
+	b, _ := New(host)
+	if err := b.AllocGraph(g); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Buffers(0)) != 1 {
+		t.Fatalf("B has %d buffers, want 1", len(b.Buffers(0)))
+	}
+	for _, tn := range append(g.Leafs(), g.Nodes()...) {
+		if tn.Buffer != b.Buffers(0)[0] {
+			t.Fatalf("tensor %q is in %v, not in B's buffer", tn.Name, tn.Buffer)
+		}
+	}
+	// A is still usable, and its memory of freed buffers is bounded.
+	for i := range 3 * maxRetired {
+		ctx := runtime.NewContext()
+		x := ctx.NewTensor(runtime.TypeF32, int64(8+i)) // larger each time: a reallocation
+		x.SetInput()
+		gi := runtime.NewGraph()
+		gi.BuildForwardExpand(ctx.Scale(x, 2))
+		if err := a.AllocGraph(gi); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			a.Free()
+		}
+	}
+	if len(a.retired) > maxRetired || len(a.retiredOrder) != len(a.retired) {
+		t.Fatalf("allocator remembers %d freed buffers (%d in order), at most %d", len(a.retired), len(a.retiredOrder), maxRetired)
+	}
+}
