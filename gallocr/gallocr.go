@@ -26,11 +26,11 @@ var ErrNeedsReserve = errors.New("graph does not fit the last reserve; reserve a
 // of the list with the same buffer type share one dynamic allocator and one
 // set of buffers. An Allocator is not safe for concurrent use.
 type Allocator struct {
-	bufts    []runtime.BufferType
-	dynOf    []int
-	firstOf  []int
-	dyns     []*Dyn
-	buffers  [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
+	bufts   []runtime.BufferType
+	dynOf   []int
+	firstOf []int
+	dyns    []*Dyn
+	buffers [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
 	// retired remembers the last maxRetired buffers this allocator freed
 	// (oldest first in retiredOrder), so tensors still naming them are
 	// recognised as its own and placed again rather than taken for memory
