@@ -396,3 +396,46 @@ func TestAllocGraphAfterOtherAllocatorFreed(t *testing.T) {
 		t.Fatalf("allocator remembers %d freed buffers (%d in order), at most %d", len(a.retired), len(a.retiredOrder), maxRetired)
 	}
 }
+
+// TestTotalsSaturate: buffer sizes and live bytes that pass 2^64 in sum
+// report math.MaxUint64 instead of wrapping around (4 x 2^62 bytes once
+// printed a total of 32).
+func TestTotalsSaturate(t *testing.T) {
+	four := `{"format":"graph/v1","buffer_types":[{"name":"a","alignment":32,"max_size":0},{"name":"b","alignment":32,"max_size":0},{"name":"c","alignment":32,"max_size":0},{"name":"d","alignment":32,"max_size":0}],
+"buffers":[0,1,2,3],"tensors":[
+{"name":"x0","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},{"name":"x1","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},
+{"name":"x2","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},{"name":"x3","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]}],
+"leafs":[0,1,2,3],"nodes":[],"leaf_buffer_ids":[0,1,2,3]}`
+	chunked := `{"format":"graph/v1","buffer_types":[{"name":"dev","alignment":32,"max_size":4611686018427387904}],"tensors":[
+{"name":"x0","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},{"name":"x1","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},
+{"name":"x2","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},{"name":"x3","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]}],
+"leafs":[0,1,2,3],"nodes":[]}`
+	for _, tc := range []struct {
+		name, json string
+		dyn        uint64 // every allocator's size and bound
+	}{
+		{"four buffer types", four, 1 << 62},
+		{"four chunks", chunked, math.MaxUint64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := runtime.ParseGraphFile([]byte(tc.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []Strategy{StrategyGGML, StrategyOptimized} {
+				pl, err := PlanFile(f, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := pl.TotalSize(); got != math.MaxUint64 {
+					t.Errorf("%s: total %d, want saturated", s, got)
+				}
+				for d, v := range pl.DynSizes() {
+					if v != tc.dyn || pl.LowerBound()[d] != tc.dyn {
+						t.Errorf("%s: allocator %d size %d bound %d, want %d", s, d, v, pl.LowerBound()[d], tc.dyn)
+					}
+				}
+			}
+		})
+	}
+}

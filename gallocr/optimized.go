@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -331,7 +332,7 @@ func (p *packer) rollback(k int) {
 		for _, j := range ch.byOffset {
 			ch.height = max(ch.height, p.off[j]+p.items[j].size)
 		}
-		p.sum += ch.height
+		p.sum = satAdd(p.sum, ch.height)
 		if len(ch.byOffset) > 0 || c == 0 && p.maxChunk == 0 {
 			n = c + 1
 		}
@@ -373,7 +374,7 @@ func (p *packer) place(i int32) {
 	p.off[i], p.chunk[i], p.placed[i] = bestOff, bestC, true
 	ch := &p.chunks[bestC]
 	ch.height = max(ch.height, bestOff+size)
-	p.sum += bestGrow
+	p.sum = satAdd(p.sum, bestGrow)
 	k, _ := slices.BinarySearchFunc(ch.byOffset, bestOff, func(j int32, off uint64) int { return cmp.Compare(p.off[j], off) })
 	p.work -= int64(len(ch.byOffset)-k) / 16 // the move of the items above
 	ch.byOffset = slices.Insert(ch.byOffset, k, i)
@@ -503,24 +504,41 @@ func optOrder(k int, items []optItem, events int, breadth func() []uint64) []int
 }
 
 // liveBound returns the most bytes alive at one moment: no pack of items
-// needs fewer. Times must lie in [0, events]; otherwise it returns 0.
+// needs fewer. Times must lie in [0, events]; otherwise it returns 0. The
+// sums are exact (128-bit); a bound past math.MaxUint64 is math.MaxUint64.
 func liveBound(items []optItem, events int) uint64 {
-	delta := make([]int64, events+1)
+	type sum128 struct{ hi, lo uint64 }
+	add := func(s *sum128, v uint64) {
+		var c uint64
+		s.lo, c = bits.Add64(s.lo, v, 0)
+		s.hi += c
+	}
+	plus := make([]sum128, events+1)
+	minus := make([]sum128, events+1)
 	for _, it := range items {
 		if it.start < 0 || it.start > events || it.end != math.MaxInt && (it.end < 0 || it.end > events) {
 			return 0
 		}
-		delta[it.start] += int64(it.size)
+		add(&plus[it.start], it.size)
 		if it.end != math.MaxInt {
-			delta[it.end] -= int64(it.size)
+			add(&minus[it.end], it.size)
 		}
 	}
-	var live, peak int64
-	for _, d := range delta {
-		live += d
-		peak = max(peak, live)
+	var live, peak sum128
+	for t := range plus {
+		var c uint64
+		live.lo, c = bits.Add64(live.lo, plus[t].lo, 0)
+		live.hi += plus[t].hi + c
+		live.lo, c = bits.Sub64(live.lo, minus[t].lo, 0)
+		live.hi -= minus[t].hi + c
+		if live.hi > peak.hi || live.hi == peak.hi && live.lo > peak.lo {
+			peak = live
+		}
 	}
-	return uint64(peak)
+	if peak.hi != 0 {
+		return math.MaxUint64
+	}
+	return peak.lo
 }
 
 // packDyn finds places for items and returns offsets, chunks and the total
@@ -641,7 +659,7 @@ func optimizeBlocks(pl *Plan, dyns []*Dyn) error {
 			ggmlChunks[b.At.Chunk] = max(ggmlChunks[b.At.Chunk], b.At.Offset+b.Size)
 		}
 		for _, s := range ggmlChunks {
-			ggml += s
+			ggml = satAdd(ggml, s)
 		}
 		bound := liveBound(items, pl.Events)
 		off, chunk, total := packDyn(items, pl.Events, dd.Alignment(), dd.MaxChunkSize(), bound)

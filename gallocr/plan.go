@@ -517,11 +517,12 @@ func (pl *Plan) Placement(t *runtime.Tensor) (Placement, bool) {
 }
 
 // TotalSize returns the bytes of all distinct buffers of the plan (entries
-// that share a buffer type are counted once).
+// that share a buffer type are counted once), or math.MaxUint64 when the
+// total does not fit in 64 bits.
 func (pl *Plan) TotalSize() uint64 {
 	var total uint64
 	for _, s := range pl.DynSizes() {
-		total += s
+		total = satAdd(total, s)
 	}
 	return total
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -66,6 +67,9 @@ type jsonGraph struct {
 	NodeBufferIDs []int64          `json:"node_buffer_ids,omitempty"`
 }
 
+// graphKeys are the keys a graph file may use, spelled exactly.
+var graphKeys = jsonFieldNames(reflect.TypeFor[jsonGraph](), reflect.TypeFor[jsonBufferType](), reflect.TypeFor[jsonTensor]())
+
 func formatErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrFormat}, args...)...)
 }
@@ -84,6 +88,9 @@ func ReadGraphFile(r io.Reader) (*GraphFile, error) {
 
 // ParseGraphFile is ReadGraphFile over bytes.
 func ParseGraphFile(data []byte) (*GraphFile, error) {
+	if err := checkJSONKeys(data, graphKeys); err != nil {
+		return nil, formatErr("%v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var jg jsonGraph

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"os"
 	"text/tabwriter"
 
@@ -110,9 +112,27 @@ func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
 		}
 		g, gok := size(gallocr.StrategyGGML)
 		o, ook := size(gallocr.StrategyOptimized)
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", i, gf.BufferTypes[bi].Name(), len(pl.Chunks[i]),
-			num(g, gok), num(o, ook), bound[d], ratio(g, bound[d], gok), ratio(o, bound[d], ook))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", i, gf.BufferTypes[bi].Name(), len(pl.Chunks[i]),
+			num(g, gok), num(o, ook), num(bound[d], true), ratio(g, bound[d], gok), ratio(o, bound[d], ook))
 	}
+	total := func(s gallocr.Strategy) (uint64, bool) {
+		if p, ok := plans[s]; ok {
+			return p.TotalSize(), true
+		}
+		return 0, false
+	}
+	var boundTotal uint64
+	for _, b := range bound {
+		sum, carry := bits.Add64(boundTotal, b, 0)
+		boundTotal = sum
+		if carry != 0 {
+			boundTotal = math.MaxUint64 // saturated, as gallocr's totals
+		}
+	}
+	g, gok := total(gallocr.StrategyGGML)
+	o, ook := total(gallocr.StrategyOptimized)
+	fmt.Fprintf(tw, "total\t\t\t%s\t%s\t%s\t%s\t%s\t\n", num(g, gok), num(o, ook), num(boundTotal, true),
+		ratio(g, boundTotal, gok), ratio(o, boundTotal, ook))
 	tw.Flush()
 	if altErr != nil {
 		fmt.Fprintf(w, "\n(%s strategy: %v)\n", other, altErr)
@@ -125,15 +145,20 @@ func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
 	return nil
 }
 
+// num prints a byte count; gallocr saturates sums that pass 64 bits at
+// math.MaxUint64, printed as ">=2^64".
 func num(v uint64, ok bool) string {
 	if !ok {
 		return "n/a"
+	}
+	if v == math.MaxUint64 {
+		return ">=2^64"
 	}
 	return fmt.Sprint(v)
 }
 
 func ratio(v, bound uint64, ok bool) string {
-	if !ok {
+	if !ok || v == math.MaxUint64 || bound == math.MaxUint64 {
 		return "n/a"
 	}
 	if bound == 0 {
