@@ -7,7 +7,7 @@ NTOK    ?= 24
 .PHONY: help build vet test test-go test-race test-opengl run bench fuzz clean
 
 help:
-	@echo "make run       run the main job: plan the example graph, then the small decoder on the CPU backend"
+	@echo "make run       run the main job: plan a llama-style graph (ggml vs optimized vs lower bound), then the small decoder on the CPU backend"
 	@echo "make test      install what the tests need (apt, as root) and run every test"
 	@echo "make bench     benchmarks: allocator ns/node, CPU kernels (GFLOP/s, GB/s), decoder tokens/s"
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
@@ -32,7 +32,7 @@ test-race:
 	$(GO) test -count=1 -race ./...
 
 run:
-	$(GO) run ./cmd/gogml plan examples/graphs/example.graph.json -stats
+	$(GO) run ./cmd/gogml plan examples/graphs/llama-01.graph.json -stats
 	$(GO) run ./cmd/gogml run -prompt $(PROMPT) -n $(NTOK)
 
 bench:

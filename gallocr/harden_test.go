@@ -1,10 +1,13 @@
 package gallocr
 
 import (
+	"encoding/xml"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -437,5 +440,75 @@ func TestTotalsSaturate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSVG: the drawing is well-formed XML whatever the tensor names
+// (control characters, markup, invalid UTF-8), two plans share one byte
+// scale, axes have ticks, a block far below a pixel is still drawn a
+// pixel high, and the largest blocks are listed in a legend.
+func TestSVG(t *testing.T) {
+	f, err := runtime.ParseGraphFile([]byte(`{"format":"graph/v1","buffer_types":[{"name":"host\u0001","alignment":32,"max_size":0}],
+"tensors":[{"name":"x\u0000<&>\"'\u001b[31m","type":"f32","ne":[1048576],"op":"NONE","flags":["input"]},
+{"name":"tiny\u0007","type":"f32","ne":[1],"op":"NONE","flags":["input"]},
+{"name":"a","type":"f32","ne":[1048576],"op":"SCALE","src":[0]},
+{"name":"b","type":"f32","ne":[1048576],"op":"ADD","src":[2,1]},
+{"name":"c","type":"f32","ne":[2097152],"op":"CONCAT","src":[3,2],"flags":["output"]}],
+"leafs":[0,1],"nodes":[2,3,4]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Tensors[2].Name = "bad utf-8 \xff\xfe"
+	ggml, err := PlanFile(f, StrategyGGML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := PlanFile(f, StrategyOptimized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteSVGs(&b, f.BufferList(), []*Plan{ggml, opt}, SVGOptions{Title: "t\u0002", PanelHeight: 400}); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	var frames []float64
+	minHeight := math.Inf(1)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			attrs := map[string]string{}
+			for _, a := range se.Attr {
+				attrs[a.Name.Local] = a.Value
+			}
+			h, _ := strconv.ParseFloat(attrs["height"], 64)
+			if attrs["fill"] == "#f6f6f6" {
+				frames = append(frames, h)
+			} else if attrs["height"] != "100%" {
+				minHeight = min(minHeight, h)
+			}
+		}
+	}
+	if len(frames) != 2 {
+		t.Fatalf("%d panels, want 2", len(frames))
+	}
+	gs, os := float64(ggml.Chunks[0][0]), float64(opt.Chunks[0][0])
+	if want := frames[0] * os / gs; math.Abs(frames[1]-max(want, svgMinPanel)) > 0.2 {
+		t.Errorf("panel heights %v for sizes %v and %v: not one scale", frames, gs, os)
+	}
+	if minHeight < svgMinMark {
+		t.Errorf("a block is drawn %.2f px high", minHeight)
+	}
+	for _, want := range []string{"<line", "ggml strategy", "optimized strategy", "largest blocks", `\x07`, `\x00`, "&lt;&amp;&gt;"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
 	}
 }

@@ -19,7 +19,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the plan (plan/v1 JSON) to this file instead of stdout")
 	stats := fs.Bool("stats", false, "print buffer sizes, the live-bytes lower bound and ratios (both strategies) instead of the plan")
-	svg := fs.String("svg", "", "draw the memory map to this SVG file")
+	svg := fs.String("svg", "", "draw the memory map to this SVG file: the chosen strategy above the other, on one scale")
 	strategyName := fs.String("strategy", "ggml", "placement strategy: ggml (identical to ggml) or optimized")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gogml plan GRAPH.json [-o PLAN.json] [-stats] [-svg MAP.svg] [-strategy ggml|optimized]")
@@ -58,8 +58,14 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if *svg != "" {
+		// The chosen strategy on top, the other below it on the same
+		// scale (when it plans).
+		plans := []*gallocr.Plan{pl}
+		if alt, err := gallocr.PlanFile(gf, otherStrategy(strategy)); err == nil {
+			plans = append(plans, alt)
+		}
 		var b bytes.Buffer
-		if err := pl.WriteSVG(&b, gf.BufferList(), gallocr.SVGOptions{Title: path}); err != nil {
+		if err := gallocr.WriteSVGs(&b, gf.BufferList(), plans, gallocr.SVGOptions{Title: path}); err != nil {
 			return err
 		}
 		if err := os.WriteFile(*svg, b.Bytes(), 0o644); err != nil {
@@ -80,14 +86,18 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+func otherStrategy(s gallocr.Strategy) gallocr.Strategy {
+	if s == gallocr.StrategyOptimized {
+		return gallocr.StrategyGGML
+	}
+	return gallocr.StrategyOptimized
+}
+
 // printStats prints, per buffer type of the plan, the chunk sizes of the
 // chosen strategy, both strategies' totals, the live-bytes lower bound and
 // the ratios plan/bound.
 func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
-	other := gallocr.StrategyOptimized
-	if pl.Strategy == gallocr.StrategyOptimized {
-		other = gallocr.StrategyGGML
-	}
+	other := otherStrategy(pl.Strategy)
 	alt, altErr := gallocr.PlanFile(gf, other)
 	plans := map[gallocr.Strategy]*gallocr.Plan{pl.Strategy: pl}
 	if altErr == nil {
