@@ -512,3 +512,25 @@ func TestSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestUnlimitedHasOneChunk: a dynamic allocator without a size limit never
+// opens a second chunk (it did when its one block was too small); the
+// request is an out-of-memory error instead, and the allocator still works.
+func TestUnlimitedHasOneChunk(t *testing.T) {
+	d, err := NewDyn(32, runtime.NoMaxSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Alloc(1 << 62); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Alloc(1 << 62); !errors.Is(err, runtime.ErrOutOfMemory) {
+		t.Fatalf("second 2^62-byte alloc: %v, want out of memory", err)
+	}
+	if d.NumChunks() != 1 {
+		t.Fatalf("%d chunks, want exactly 1", d.NumChunks())
+	}
+	if at, err := d.Alloc(64); err != nil || at.Chunk != 0 {
+		t.Fatalf("small alloc after the failure: %v %v", at, err)
+	}
+}

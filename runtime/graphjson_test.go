@@ -177,3 +177,28 @@ func ExampleParseGraphFile() {
 	// yv VIEW [64 4] 1024
 	// z SCALE [64 4] 1024
 }
+
+// zeros is an endless reader, as /dev/zero.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestReadGraphFileCapped: an endless input is an error after the cap
+// (MaxGraphFileSize for ReadGraphFile), not a read until memory runs out.
+func TestReadGraphFileCapped(t *testing.T) {
+	z := &zeros{}
+	const limit = 1 << 20
+	if _, err := readCapped(z, limit); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error %v, want a size error", err)
+	}
+	if z.n > 2*limit {
+		t.Fatalf("read %d bytes, cap %d", z.n, limit)
+	}
+	if data, err := readCapped(strings.NewReader("{}"), limit); err != nil || string(data) != "{}" {
+		t.Fatalf("small input: %q %v", data, err)
+	}
+}

@@ -45,11 +45,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	gf, err := runtime.ParseGraphFile(data)
+	gf, err := runtime.ReadGraphFile(file) // reads at most MaxGraphFileSize bytes
+	file.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
