@@ -187,11 +187,13 @@ func sizeText(n uint64) string {
 // time axis below, and its blocks.
 func writePanel(bw *bufio.Writer, pl *Plan, dyn, chunk int, size uint64, y, h float64, width, events int, xOf func(int) float64, number map[int]int) {
 	fmt.Fprintf(bw, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="#f6f6f6" stroke="#888"/>`+"\n", svgLeft, y, width, h)
-	// Offset axis: a tick every power-of-two step, about six of them.
+	// Offset axis: a tick every power-of-two step, about six of them and
+	// at least 14 pixels apart.
 	scale := h / float64(max(size, 1))
 	if size > 0 {
+		minStep := max(size/6, uint64(math.Min(14/scale, 1<<62)))
 		step := uint64(1)
-		for step < size/6 && step < 1<<62 {
+		for step < minStep && step < 1<<62 {
 			step <<= 1
 		}
 		for off := uint64(0); off <= size; off += step {
