@@ -42,7 +42,7 @@ FUZZTIME ?= 30s
 fuzz:
 	@set -e; for t in \
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
-		./gallocr:FuzzGraphFile ./gallocr:FuzzDynIndexed \
+		./gallocr:FuzzGraphFile ./gallocr:FuzzDynIndexed ./gallocr:FuzzParsePlanFile \
 		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \

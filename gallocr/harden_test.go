@@ -1,11 +1,14 @@
 package gallocr
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -533,4 +536,86 @@ func TestUnlimitedHasOneChunk(t *testing.T) {
 	if at, err := d.Alloc(64); err != nil || at.Chunk != 0 {
 		t.Fatalf("small alloc after the failure: %v %v", at, err)
 	}
+}
+
+const goodPlan = `{
+  "format": "plan/v1",
+  "buffers": [
+    {"buffer_type": 0, "chunks": [4096]}
+  ],
+  "tensors": [
+    {"id": 0, "name": "w", "buffer": -1},
+    {"id": 1, "name": "x", "buffer": 0, "chunk": 0, "offset": 0, "size": 2048}
+  ]
+}`
+
+// TestParsePlanFile: plan files parse strictly — keys exactly as spelled
+// and once per object — and every place lies inside its chunk.
+func TestParsePlanFile(t *testing.T) {
+	if _, err := ParsePlanFile([]byte(goodPlan)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"upper-case key", `"offset": 0`, `"Offset": 0`, `"Offset"`},
+		{"duplicate key", `"offset": 0`, `"offset": 0, "offset": 8`, "twice"},
+		{"duplicate key, other case", `"offset": 0`, `"offset": 0, "OFFSET": 8`, `"OFFSET"`},
+		{"duplicate top key", `"format": "plan/v1",`, `"format": "plan/v1", "format": "plan/v1",`, "twice"},
+		{"unknown key", `"size": 2048`, `"size": 2048, "color": 1`, "color"},
+		{"wrong format", `"plan/v1"`, `"plan/v2"`, "format"},
+		{"id out of order", `"id": 1`, `"id": 2`, "id 2"},
+		{"buffer out of range", `"buffer": 0`, `"buffer": 1`, "buffer 1"},
+		{"chunk out of range", `"chunk": 0`, `"chunk": 1`, "chunk 1"},
+		{"outside its chunk", `"offset": 0`, `"offset": 3072`, "outside"},
+		{"offset near 2^64", `"offset": 0`, `"offset": 18446744073709551615`, "outside"},
+		{"trailing data", "  ]\n}", "  ]\n}{}", "trailing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := strings.Replace(goodPlan, tc.old, tc.new, 1)
+			if data == goodPlan {
+				t.Fatal("edit did not apply")
+			}
+			_, err := ParsePlanFile([]byte(data))
+			if !errors.Is(err, runtime.ErrFormat) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want ErrFormat mentioning %s", err, tc.want)
+			}
+		})
+	}
+	// Every plan of the corpus (ggml's) and our own rewrite of it parse.
+	forEachCorpusGraph(t, func(t *testing.T, dir, name string, f *runtime.GraphFile) {
+		want, err := os.ReadFile(filepath.Join(dir, name+".plan.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParsePlanFile(want); err != nil {
+			t.Fatalf("ggml's plan: %v", err)
+		}
+		pl, err := PlanFile(f, StrategyOptimized)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := WritePlanFile(&b, f, pl); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParsePlanFile(b.Bytes()); err != nil {
+			t.Fatalf("our optimized plan: %v", err)
+		}
+	})
+}
+
+func FuzzParsePlanFile(f *testing.F) {
+	f.Add([]byte(goodPlan))
+	f.Add([]byte(strings.Replace(goodPlan, `"offset": 0`, `"offset": 18446744073709551615`, 1)))
+	f.Add([]byte(`{"format":"plan/v1","buffers":[{"buffer_type":0,"chunks":[9223372036854775808]}],"tensors":[{"id":0,"name":"a\u0000","buffer":0,"chunk":0,"offset":9223372036854775807,"size":1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pf, err := ParsePlanFile(data)
+		if err != nil {
+			return
+		}
+		for i, tn := range pf.Tensors {
+			if tn.Buffer >= 0 && tn.Offset+tn.Size > pf.Buffers[tn.Buffer].Chunks[tn.Chunk] {
+				t.Fatalf("tensor %d outside its chunk accepted", i)
+			}
+		}
+	})
 }

@@ -68,7 +68,7 @@ type jsonGraph struct {
 }
 
 // graphKeys are the keys a graph file may use, spelled exactly.
-var graphKeys = jsonFieldNames(reflect.TypeFor[jsonGraph](), reflect.TypeFor[jsonBufferType](), reflect.TypeFor[jsonTensor]())
+var graphKeys = JSONFieldNames(reflect.TypeFor[jsonGraph](), reflect.TypeFor[jsonBufferType](), reflect.TypeFor[jsonTensor]())
 
 func formatErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrFormat}, args...)...)
@@ -105,7 +105,7 @@ const MaxGraphFileSize = 256 << 20
 
 // ParseGraphFile is ReadGraphFile over bytes.
 func ParseGraphFile(data []byte) (*GraphFile, error) {
-	if err := checkJSONKeys(data, graphKeys); err != nil {
+	if err := CheckJSONKeys(data, graphKeys); err != nil {
 		return nil, formatErr("%v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -7,9 +7,10 @@ import (
 	"strings"
 )
 
-// jsonFieldNames numbers the JSON keys of the fields of the struct types
-// given (as their tags spell them), at most 64 of them.
-func jsonFieldNames(types ...reflect.Type) map[string]int {
+// JSONFieldNames numbers the JSON keys of the fields of the struct types
+// given (as their tags spell them), at most 64 of them: the allowed set
+// for CheckJSONKeys.
+func JSONFieldNames(types ...reflect.Type) map[string]int {
 	out := map[string]int{}
 	for _, t := range types {
 		for i := range t.NumField() {
@@ -22,7 +23,7 @@ func jsonFieldNames(types ...reflect.Type) map[string]int {
 	return out
 }
 
-// jsonLevel is an object or array open during checkJSONKeys' scan.
+// jsonLevel is an object or array open during CheckJSONKeys' scan.
 type jsonLevel struct {
 	object  bool
 	wantKey bool   // in an object: a string now is a key
@@ -34,14 +35,14 @@ type jsonLevel struct {
 // jsonEnd marks the bytes that end a number or literal.
 var jsonEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}
 
-// checkJSONKeys scans the JSON document in data and rejects an object key
+// CheckJSONKeys scans the JSON document in data and rejects an object key
 // that is not exactly (case included, after unescaping) one of allowed,
 // and an object that repeats a key. encoding/json matches keys without
 // regard to case and lets the last duplicate win, so "NE" would pass for
 // "ne" and a second "ne" would silently replace the first. The scan only
 // follows the structure; syntax errors are left to the decoder that runs
 // afterwards (the scan stops quietly where it cannot go on).
-func checkJSONKeys(data []byte, allowed map[string]int) error {
+func CheckJSONKeys(data []byte, allowed map[string]int) error {
 	var stack []jsonLevel
 	where := func() string {
 		names := make([]string, len(allowed))
