@@ -98,9 +98,10 @@ func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// MaxGraphFileSize is the largest graph file ReadGraphFile reads (a
-// million tensors take about 150 MB); past it, it stops reading and
-// returns an error instead of filling memory.
+// MaxGraphFileSize is the largest graph file ReadGraphFile reads (corpus
+// files average about 115 bytes a tensor, so two million tensors fit);
+// past it, it stops reading and returns an error instead of filling
+// memory.
 const MaxGraphFileSize = 256 << 20
 
 // ParseGraphFile is ReadGraphFile over bytes.
