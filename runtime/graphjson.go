@@ -99,7 +99,7 @@ func readCapped(r io.Reader, limit int64) ([]byte, error) {
 }
 
 // MaxGraphFileSize is the largest graph file ReadGraphFile reads (corpus
-// files average about 115 bytes a tensor, so two million tensors fit);
+// files average about 110 bytes a tensor, so two million tensors fit);
 // past it, it stops reading and returns an error instead of filling
 // memory.
 const MaxGraphFileSize = 256 << 20
