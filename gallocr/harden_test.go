@@ -1,14 +1,11 @@
 package gallocr
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -148,24 +145,6 @@ func TestLongFreeListSamePlan(t *testing.T) {
 			t.Fatalf("%s: indexed free list changes the plan", bt.TypeName)
 		}
 	}
-}
-
-// TestConformanceIndexedFreeList plans the whole corpus with every free
-// list indexed from its first freed block: the plans stay ggml's.
-func TestConformanceIndexedFreeList(t *testing.T) {
-	forEachCorpusGraph(t, func(t *testing.T, dir, name string, f *runtime.GraphFile) {
-		want, err := PlanFile(f, StrategyGGML)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := planWithIndexAt(f.Graph, f.BufferList(), PlanOptions{NodeBufferIDs: f.NodeBufferIDs, LeafBufferIDs: f.LeafBufferIDs}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(want.Placements, got.Placements) || !reflect.DeepEqual(want.Chunks, got.Chunks) {
-			t.Fatal("indexed free lists change the plan")
-		}
-	})
 }
 
 // FuzzDynIndexed drives two dynamic allocators with the same allocs and
@@ -580,27 +559,6 @@ func TestParsePlanFile(t *testing.T) {
 			}
 		})
 	}
-	// Every plan of the corpus (ggml's) and our own rewrite of it parse.
-	forEachCorpusGraph(t, func(t *testing.T, dir, name string, f *runtime.GraphFile) {
-		want, err := os.ReadFile(filepath.Join(dir, name+".plan.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ParsePlanFile(want); err != nil {
-			t.Fatalf("ggml's plan: %v", err)
-		}
-		pl, err := PlanFile(f, StrategyOptimized)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := WritePlanFile(&b, f, pl); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ParsePlanFile(b.Bytes()); err != nil {
-			t.Fatalf("our optimized plan: %v", err)
-		}
-	})
 }
 
 func FuzzParsePlanFile(f *testing.F) {
