@@ -43,7 +43,7 @@ fuzz:
 	@set -e; for t in \
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
 		./gallocr:FuzzGraphFile ./gallocr:FuzzDynIndexed ./gallocr:FuzzParsePlanFile \
-		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
+		./gallocr:FuzzPackBlocks ./internal/kernels/cpukernels:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
