@@ -95,11 +95,11 @@ func (c *conn) header() (uint64, error) {
 func (c *conn) fixed(cmd rpcwire.Cmd, size uint64) ([]byte, error) {
 	want, _ := rpcwire.RequestSize(cmd)
 	if size != want {
-		return nil, fmt.Errorf("%s: request of %d bytes, want %d: %w", cmd, size, want, ErrMalformed)
+		return nil, fmt.Errorf("request of %d bytes, want %d: %w", size, want, ErrMalformed)
 	}
 	p := make([]byte, size)
 	if err := c.readFull(p); err != nil {
-		return nil, fmt.Errorf("%s: %w", cmd, err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -135,7 +135,7 @@ func (c *conn) serve() error {
 		return err
 	}
 	if _, err := c.fixed(rpcwire.CmdHello, size); err != nil {
-		return err
+		return fmt.Errorf("HELLO: %w", err)
 	}
 	// Transport caps all zero: plain TCP, whatever the client offers
 	// (RDMA is not implemented).
@@ -150,7 +150,10 @@ func (c *conn) serve() error {
 			return err
 		}
 		cmd := rpcwire.Cmd(cb[0])
-		if cmd >= rpcwire.CmdCount || cmd == rpcwire.CmdNone || cmd == rpcwire.CmdHello {
+		if cmd == rpcwire.CmdHello {
+			return fmt.Errorf("HELLO after the handshake: %w", ErrMalformed)
+		}
+		if cmd >= rpcwire.CmdCount || cmd == rpcwire.CmdNone {
 			return fmt.Errorf("unknown command %d: %w", cb[0], ErrMalformed)
 		}
 		size, err := c.header()
