@@ -43,7 +43,8 @@ fuzz:
 	@set -e; for t in \
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
 		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
-		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize; do \
+		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
+		./internal/rpcwire:FuzzDecodeGraph ./rpcserver:FuzzServeConn; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
 	done
