@@ -165,6 +165,12 @@ func TestMalformedMessages(t *testing.T) {
 			z.Buffer, z.Data = 0, 0
 			c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &x, &z))
 		}},
+		{"PAD_REFLECT_1D with negative pad", true, func(c *client, b rbuffer) {
+			x := f32(b, 0, 4)
+			z := opTensor(b, 64, runtime.OpPadReflect1D, []*rpcwire.Tensor{&x}, 4)
+			z.OpParams[0], z.OpParams[1] = -100, 100
+			c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &x, &z))
+		}},
 		{"recompute of unknown uid", true, func(c *client, b rbuffer) {
 			c.send(rpcwire.CmdGraphRecompute, append(u32(0), u64(42)...))
 		}},

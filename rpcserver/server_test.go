@@ -205,3 +205,22 @@ func TestBuffersFreedOnDisconnect(t *testing.T) {
 	c2.alloc(0, 1<<20)
 	_ = s
 }
+
+// panicky is a CPU backend whose Compute panics.
+type panicky struct{ runtime.Backend }
+
+func (panicky) Compute(*runtime.Graph) error { panic("kernel index out of range") }
+
+// TestBackendPanicIsContained: a panicking Compute poisons the outputs and
+// the connection keeps serving.
+func TestBackendPanicIsContained(t *testing.T) {
+	_, addr := startServer(t, Options{Backends: []runtime.Backend{panicky{newCPU(t)}}})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	x := f32(b, 0, 4)
+	y := opTensor(b, 64, runtime.OpScale, []*rpcwire.Tensor{&x}, 4)
+	c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&y}, &x, &y))
+	if got := toFloats(c.get(&y, 0, 16)); !math.IsNaN(float64(got[0])) {
+		t.Fatalf("output after a panic: %v", got)
+	}
+}
