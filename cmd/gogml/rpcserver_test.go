@@ -21,6 +21,7 @@ func TestRPCServerFlags(t *testing.T) {
 		{[]string{"-backend", "tpu", "-p", "0"}, "not available"},
 		{[]string{"-backend", "cuda:x", "-p", "0"}, "bad device index"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"-mem-limit", "lots"}, "-mem-limit"},
 	}
 	for _, tc := range cases {
 		var out, errw bytes.Buffer
