@@ -251,3 +251,18 @@ func TestBackendPanicIsContained(t *testing.T) {
 		t.Fatalf("output after a panic: %v", got)
 	}
 }
+
+// TestHelloKeepsPlainTCP: a client offering an RDMA upgrade in its caps
+// gets all-zero caps back, which keeps the connection on plain TCP.
+func TestHelloKeepsPlainTCP(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	c := dial(t, addr)
+	caps := bytes.Repeat([]byte{0xAB}, rpcwire.ConnCapsSize)
+	rsp := c.call(rpcwire.CmdHello, caps, rpcwire.HelloRspSize)
+	if !bytes.Equal(rsp, append([]byte{8, 0, 0, 0}, make([]byte, rpcwire.ConnCapsSize)...)) {
+		t.Fatalf("hello reply % x", rsp)
+	}
+	if binary.LittleEndian.Uint32(c.call(rpcwire.CmdDeviceCount, nil, 4)) != 1 {
+		t.Fatal("device count after hello")
+	}
+}
