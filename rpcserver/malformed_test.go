@@ -111,6 +111,14 @@ func TestMalformedMessages(t *testing.T) {
 			x := f32(b, 0, 4)
 			c.send(rpcwire.CmdGetTensor2D, req(&x, 0, 4, 3, math.MaxUint64/2))
 		}},
+		{"2d rows repeat past the tensor", true, func(c *client, b rbuffer) {
+			x := f32(b, 0, 4)
+			c.send(rpcwire.CmdGetTensor2D, req(&x, 0, 4, 1<<40, 0))
+		}},
+		{"2d empty rows", true, func(c *client, b rbuffer) {
+			x := f32(b, 0, 4)
+			c.send(rpcwire.CmdGetTensor2D, req(&x, 0, 0, 1, 0))
+		}},
 		{"2d data size mismatch", true, func(c *client, b rbuffer) {
 			x := f32(b, 0, 4)
 			c.send(rpcwire.CmdSetTensor2D, append(req(&x, 0, 4, 2, 8), 1, 2, 3))
