@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gogml/gogml/internal/rpcwire"
 	"github.com/gogml/gogml/runtime"
@@ -186,7 +187,13 @@ func (c *conn) checkSources(d *device, wt *wtensor) string {
 		}
 	}
 	if !d.supportsOp(t) {
-		return fmt.Sprintf("unsupported op %s (node %q, %s %v)", opDesc(t), t.Name, t.Type, t.Ne)
+		var srcs []string
+		for _, s := range t.Src[:t.NumSrc()] {
+			if s != nil {
+				srcs = append(srcs, s.Type.String())
+			}
+		}
+		return fmt.Sprintf("unsupported op %s (node %q, %s %v from %s)", opDesc(t), t.Name, t.Type, t.Ne, strings.Join(srcs, ","))
 	}
 	return ""
 }
