@@ -197,24 +197,34 @@ type BackendOpsRun struct {
 // run.Err.
 func (p *Peer) BackendOps(ctx context.Context, endpoint, device, ops string, extra ...string) (*BackendOpsRun, error) {
 	args := append([]string{"test", "-b", device, "-o", ops}, extra...)
-	cmd, err := p.Command(ctx, endpoint, "test-backend-ops", args...)
+	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, "test-backend-ops", args...)
+	run := &BackendOpsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}
 	if err != nil {
-		return nil, err
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	run := &BackendOpsRun{}
-	run.Err = cmd.Run()
-	run.Stdout, run.Stderr = stdout.Bytes(), stderr.Bytes()
-	var ee *exec.ExitError
-	if run.Err != nil && !errors.As(run.Err, &ee) && ctx.Err() == nil {
-		return run, fmt.Errorf("ggmlpeer: test-backend-ops: %w", run.Err)
+		return run, err
 	}
 	run.Report, err = ParseBackendOps(bytes.NewReader(run.Stdout), device)
 	if err != nil {
 		return run, fmt.Errorf("%w (exit: %v)\nstderr:\n%s", err, run.Err, tail(run.Stderr, 4000))
 	}
 	return run, nil
+}
+
+// runCaptured runs a sysroot program (see Command) and returns its output
+// and exit error; err is non-nil only when it could not run at all (not
+// for a non-zero exit or a context deadline).
+func (p *Peer) runCaptured(ctx context.Context, endpoint, name string, args ...string) (stdout, stderr []byte, exitErr, err error) {
+	cmd, err := p.Command(ctx, endpoint, name, args...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	exitErr = cmd.Run()
+	var ee *exec.ExitError
+	if exitErr != nil && !errors.As(exitErr, &ee) && ctx.Err() == nil {
+		return out.Bytes(), errOut.Bytes(), exitErr, fmt.Errorf("ggmlpeer: %s: %w", name, exitErr)
+	}
+	return out.Bytes(), errOut.Bytes(), exitErr, nil
 }
 
 // tail returns the last n bytes of b as a string.

@@ -17,3 +17,11 @@ var CISubset = map[string][]string{
 	"cpu":    {"ADD"},
 	"opengl": {},
 }
+
+// ClaimedArchs lists, per backend, the test-llama-archs rows ("arch/Config",
+// e.g. "llama/Dense") whose RPC-device row is OK against gogml rpc-server;
+// the peer tests assert them.
+var ClaimedArchs = map[string][]string{
+	"cpu":    {},
+	"opengl": {},
+}

@@ -121,8 +121,8 @@ func TestRPCServerCPU(t *testing.T) {
 func testRPCServer(t *testing.T, backend, tags string) {
 	p, src := peerForTest(t)
 	ops := opsForTest(backend)
-	if len(ops) == 0 {
-		t.Skipf("no ops claimed for %s", backend)
+	if len(ops) == 0 && len(ClaimedArchs[backend]) == 0 {
+		t.Skipf("nothing claimed for %s", backend)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -144,4 +144,33 @@ func testRPCServer(t *testing.T, backend, tags string) {
 	}()
 	t.Logf("gogml rpc-server -backend %s at %s", backend, srv.Endpoint)
 	assertOps(t, p, srv, ops)
+	assertArchs(t, p, srv, ClaimedArchs[backend])
+}
+
+// assertArchs runs test-llama-archs for each claimed "arch/Config" row and
+// requires the RPC device's row to be OK.
+func assertArchs(t *testing.T, p *Peer, srv *Server, claimed []string) {
+	t.Helper()
+	for _, c := range claimed {
+		arch, config, _ := strings.Cut(c, "/")
+		t.Run("archs/"+c, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			run, err := p.LlamaArchs(ctx, srv.Endpoint, arch, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Device(srv.Endpoint) {
+				if r.Config != config {
+					continue
+				}
+				if !r.OK() {
+					t.Fatalf("%s on %s: %v %v\nstderr:\n%s", c, srv.Endpoint, r.Status, r.Detail, tail(run.Stderr, 2000))
+				}
+				t.Logf("%s: %v %v", c, r.Status, r.Detail)
+				return
+			}
+			t.Fatalf("no %s row for %s (exit %v)\nstderr:\n%s", c, srv.Endpoint, run.Err, tail(run.Stderr, 2000))
+		})
+	}
 }

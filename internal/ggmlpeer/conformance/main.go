@@ -46,6 +46,7 @@ type unavailableError struct{ error }
 
 type options struct {
 	backends, out, logs, ops, cuda, src string
+	archs                               string
 	reuse, check                        bool
 	timeout                             time.Duration
 }
@@ -59,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.logs, "logs", "", "keep each run's output under this directory")
 	fs.BoolVar(&o.reuse, "reuse", false, "parse a finished log under -logs instead of running its op again")
 	fs.StringVar(&o.ops, "ops", "", "comma-separated ops (default: every op test-backend-ops --list-ops prints)")
+	fs.StringVar(&o.archs, "archs", "llama,mistral3,qwen3,qwen3moe,granite,smollm3", "test-llama-archs architectures to run on each backend (empty: none)")
 	fs.StringVar(&o.cuda, "cuda", "", "directory of CUDA0 logs (OP.out) from the device check, for a CUDA column")
 	fs.StringVar(&o.src, "src", "", "repository to build gogml from (default: this one)")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when a claimed op is not clean")
@@ -131,6 +133,10 @@ type column struct {
 	backend string
 	results map[string]*ggmlpeer.OpResult
 	notes   map[string]string
+	// archRows are the RPC device's test-llama-archs rows by arch;
+	// archNotes say why an arch has none.
+	archRows  map[string][]ggmlpeer.ArchRow
+	archNotes map[string]string
 }
 
 func tagsFor(backend string) string {
@@ -141,7 +147,8 @@ func tagsFor(backend string) string {
 }
 
 func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string, ops []string, log io.Writer) (column, error) {
-	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{}}
+	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{},
+		archRows: map[string][]ggmlpeer.ArchRow{}, archNotes: map[string]string{}}
 	dir, err := os.MkdirTemp("", "gogml-conformance-")
 	if err != nil {
 		return col, err
@@ -161,6 +168,19 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			_ = srv.Close()
 		}
 	}()
+	// ensure builds gogml once and (re)starts its server when needed.
+	ensure := func() error {
+		var err error
+		if bin == "" {
+			if bin, err = ggmlpeer.BuildGogml(ctx, o.src, dir, tagsFor(backend)); err != nil {
+				return err
+			}
+		}
+		if srv == nil || !srv.Alive() {
+			srv, err = ggmlpeer.StartGogmlServer(bin, backend)
+		}
+		return err
+	}
 	for i, op := range ops {
 		if logDir != "" && o.reuse {
 			if r, note, ok := reuseLog(logDir, op); ok {
@@ -169,18 +189,11 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 				continue
 			}
 		}
-		if bin == "" {
-			if bin, err = ggmlpeer.BuildGogml(ctx, o.src, dir, tagsFor(backend)); err != nil {
-				return col, err
-			}
+		if srv != nil && !srv.Alive() {
+			col.notes[op] = "server restarted before this op"
 		}
-		if srv == nil || !srv.Alive() {
-			if srv != nil {
-				col.notes[op] = "server restarted before this op"
-			}
-			if srv, err = ggmlpeer.StartGogmlServer(bin, backend); err != nil {
-				return col, err
-			}
+		if err := ensure(); err != nil {
+			return col, err
 		}
 		start := time.Now()
 		octx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -220,6 +233,28 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			_ = os.WriteFile(filepath.Join(logDir, op+".note"), []byte(note), 0o644)
 		}
 		fmt.Fprintf(log, "[%s %d/%d] %s: %s (%.0fs)\n", backend, i+1, len(ops), op, summary(r, note), time.Since(start).Seconds())
+	}
+	for _, arch := range splitList(o.archs) {
+		if err := ensure(); err != nil {
+			return col, err
+		}
+		octx, cancel := context.WithTimeout(ctx, o.timeout)
+		run, err := peer.LlamaArchs(octx, srv.Endpoint, arch, 1)
+		cancel()
+		if run != nil && logDir != "" {
+			_ = os.WriteFile(filepath.Join(logDir, "archs-"+arch+".out"), run.Stdout, 0o644)
+			_ = os.WriteFile(filepath.Join(logDir, "archs-"+arch+".err"), run.Stderr, 0o644)
+		}
+		switch {
+		case err != nil:
+			col.archNotes[arch] = err.Error()
+		default:
+			col.archRows[arch] = run.Device(srv.Endpoint)
+			if len(col.archRows[arch]) == 0 {
+				col.archNotes[arch] = "no row for the RPC device (exit: " + fmt.Sprint(run.Err) + "): " + lastLines(string(run.Stderr), 2)
+			}
+		}
+		fmt.Fprintf(log, "[%s] test-llama-archs -a %s: %d rows %s\n", backend, arch, len(col.archRows[arch]), col.archNotes[arch])
 	}
 	return col, nil
 }
@@ -379,7 +414,46 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 		}
 		fmt.Fprintf(&b, " %s |\n", escape(strings.Join(notes, "; ")))
 	}
+	if o.archs != "" {
+		renderArchs(&b, o, cols)
+	}
 	return b.String()
+}
+
+// renderArchs writes the test-llama-archs section: each architecture
+// (random weights, built in memory by llama.cpp) on the RPC device,
+// compared with ggml's CPU.
+func renderArchs(b *strings.Builder, o *options, cols []column) {
+	fmt.Fprintf(b, "\n## test-llama-archs\n\n")
+	fmt.Fprintf(b, "`test-llama-archs -a ARCH -s 1` with the RPC device registered by the preload: llama.cpp builds each architecture with random weights in memory, runs it on the RPC device (layers and KV cache in gogml's buffers) and compares the logits with ggml's CPU (NMSE ≤ 1e-4), then saves/reloads it (roundtrip). Rows for the RPC device only.\n\n")
+	b.WriteString("| arch | config | backend | verdicts | details |\n|---|---|---|---|---|\n")
+	for _, arch := range splitList(o.archs) {
+		for _, c := range cols {
+			if c.archRows == nil {
+				continue
+			}
+			if n := c.archNotes[arch]; n != "" {
+				fmt.Fprintf(b, "| %s | | %s | – | %s |\n", arch, c.backend, escape(n))
+				continue
+			}
+			for _, r := range c.archRows[arch] {
+				var v, d []string
+				for i, st := range r.Status {
+					v = append(v, r.Columns[i]+": "+st)
+					if r.Detail[i] != "" {
+						d = append(d, r.Columns[i]+" "+r.Detail[i])
+					}
+				}
+				verdict := strings.Join(v, ", ")
+				if r.OK() {
+					verdict = "**" + verdict + "**"
+				} else if len(v) == 0 {
+					verdict = "died inside the row"
+				}
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Arch, r.Config, c.backend, escape(verdict), escape(strings.Join(d, "; ")))
+			}
+		}
+	}
 }
 
 func escape(s string) string {
