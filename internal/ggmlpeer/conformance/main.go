@@ -5,7 +5,8 @@
 //	go run ./internal/ggmlpeer/conformance [-backends cpu,opengl] [-out FILE]
 //	    [-logs DIR [-reuse]] [-ops A,B] [-cuda DIR] [-check] [-src DIR]
 //
-// Each op runs in its own test-backend-ops process (-b RPC0 -o OP) with a
+// -budget bounds the time spent per backend: ops not started by then are
+// listed as not run. Each op runs in its own test-backend-ops process (-b RPC0 -o OP) with a
 // time limit, so a crash or a hang costs one op; the server is restarted
 // when an op killed it. -logs keeps every run's output (DIR/BACKEND/OP.out
 // and .err); with -reuse a finished log is parsed instead of run again.
@@ -48,7 +49,7 @@ type options struct {
 	backends, out, logs, ops, cuda, src string
 	archs                               string
 	reuse, check                        bool
-	timeout                             time.Duration
+	timeout, budget                     time.Duration
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -65,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.src, "src", "", "repository to build gogml from (default: this one)")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when a claimed op is not clean")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of one op's run")
+	fs.DurationVar(&o.budget, "budget", 0, "per backend: start no op run after this much time (0: no limit); the rest are marked not run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -181,6 +183,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		}
 		return err
 	}
+	began := time.Now()
 	for i, op := range ops {
 		if logDir != "" && o.reuse {
 			if r, note, ok := reuseLog(logDir, op); ok {
@@ -188,6 +191,10 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 				fmt.Fprintf(log, "[%s %d/%d] %s: %s (from log)\n", backend, i+1, len(ops), op, summary(r, note))
 				continue
 			}
+		}
+		if o.budget > 0 && time.Since(began) > o.budget {
+			col.notes[op] = fmt.Sprintf("not run: -budget %v spent", o.budget)
+			continue
 		}
 		if srv != nil && !srv.Alive() {
 			col.notes[op] = "server restarted before this op"
