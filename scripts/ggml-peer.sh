@@ -174,6 +174,9 @@ fetch() {
 	touch "$tmp/.complete"
 	rm -rf "$SYSROOT"
 	mv "$tmp" "$SYSROOT"
+	# apt's lists and binary caches (~200 MB) are not needed once the
+	# sysroot is complete; the .debs stay (14 MB) for reference.
+	rm -rf "$CACHE/apt/lists" "$CACHE/apt/cache"
 	say "sysroot ready: $SYSROOT"
 }
 
