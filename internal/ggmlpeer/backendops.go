@@ -18,9 +18,11 @@ import (
 type OpResult struct {
 	// Op is ggml's name of the op (ggml_op_desc: ADD, SILU, SWIGLU, ...).
 	Op string
-	// Passed, Failed and NotSupported count the cases by outcome;
-	// Skipped counts "skipping large tensors" cases.
-	Passed, Failed, NotSupported, Skipped int
+	// Passed, Failed and NotSupported count the cases by outcome
+	// (NotSupported: the device under test declined the case); Skipped
+	// counts "skipping large tensors" cases, RefNotSupported the cases
+	// the reference (ggml's CPU backend) cannot run, which judge nothing.
+	Passed, Failed, NotSupported, Skipped, RefNotSupported int
 	// Failures lists the failed cases' parameter strings (at most
 	// maxFailures are kept).
 	Failures []string
@@ -31,7 +33,9 @@ type OpResult struct {
 }
 
 // Total is the number of cases that ran to an outcome.
-func (r *OpResult) Total() int { return r.Passed + r.Failed + r.NotSupported + r.Skipped }
+func (r *OpResult) Total() int {
+	return r.Passed + r.Failed + r.NotSupported + r.Skipped + r.RefNotSupported
+}
 
 // Clean reports whether every case ran and passed.
 func (r *OpResult) Clean() bool {
@@ -133,7 +137,13 @@ func ParseBackendOps(r io.Reader, device string) (*Report, error) {
 		pending = nil
 		switch {
 		case strings.HasPrefix(status, "not supported"):
-			op.NotSupported++
+			// "not supported [NAME]" names the backend that declined.
+			who := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(status, "not supported")), "["), "]")
+			if who == "" || strings.HasPrefix(who, device) {
+				op.NotSupported++
+			} else {
+				op.RefNotSupported++
+			}
 		case strings.HasPrefix(status, "skipping large tensors"):
 			op.Skipped++
 		case strings.HasSuffix(status, "OK"):

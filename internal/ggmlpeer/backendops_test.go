@@ -20,6 +20,7 @@ func TestParseBackendOps(t *testing.T) {
 		fail      int
 		notSup    int
 		skipped   int
+		refNotSup int
 		truncated bool
 		unfinish  string
 		summary   [2]int
@@ -30,8 +31,8 @@ func TestParseBackendOps(t *testing.T) {
 		{name: "device absent", in: "Testing 1 devices\n\nBackend 1/1: CPU\n  Skipping\n1/1 backends passed\n", device: "RPC0", wantErr: ErrNoDevice},
 		{
 			name:   "not supported and skipped",
-			in:     "Backend 1/1: RPC0\n  MUL_MAT(type_a=q4_0,n=1): not supported [RPC0] \n  MUL_MAT(type_a=f32,n=1): skipping large tensors for speed \n  MUL_MAT(type_a=f16,n=1): " + esc + "OK\x1b[0m\n  1/1 tests passed\n",
-			device: "RPC0", op: "MUL_MAT", pass: 1, notSup: 1, skipped: 1, summary: [2]int{1, 1},
+			in:     "Backend 1/1: RPC0\n  MUL_MAT(type_a=q4_0,n=1): not supported [RPC0[127.0.0.1:5]] \n  MUL_MAT(type_a=q4_1,n=1): not supported [CPU] \n  MUL_MAT(type_a=f32,n=1): skipping large tensors for speed \n  MUL_MAT(type_a=f16,n=1): " + esc + "OK\x1b[0m\n  1/1 tests passed\n",
+			device: "RPC0", op: "MUL_MAT", pass: 1, notSup: 1, skipped: 1, refNotSup: 1, summary: [2]int{1, 1},
 		},
 		{
 			name:   "died after two cases",
@@ -76,9 +77,9 @@ func TestParseBackendOps(t *testing.T) {
 			if r == nil {
 				t.Fatalf("no %s in %v", tt.op, rep.Ops)
 			}
-			if r.Passed != tt.pass || r.Failed != tt.fail || r.NotSupported != tt.notSup || r.Skipped != tt.skipped {
-				t.Errorf("%s: passed %d failed %d not supported %d skipped %d, want %d %d %d %d",
-					tt.op, r.Passed, r.Failed, r.NotSupported, r.Skipped, tt.pass, tt.fail, tt.notSup, tt.skipped)
+			if r.Passed != tt.pass || r.Failed != tt.fail || r.NotSupported != tt.notSup || r.Skipped != tt.skipped || r.RefNotSupported != tt.refNotSup {
+				t.Errorf("%s: passed %d failed %d not supported %d skipped %d ref-not-supported %d, want %d %d %d %d %d",
+					tt.op, r.Passed, r.Failed, r.NotSupported, r.Skipped, r.RefNotSupported, tt.pass, tt.fail, tt.notSup, tt.skipped, tt.refNotSup)
 			}
 			if rep.Truncated != tt.truncated || r.Unfinished != tt.unfinish {
 				t.Errorf("truncated %v unfinished %q, want %v %q", rep.Truncated, r.Unfinished, tt.truncated, tt.unfinish)

@@ -333,7 +333,7 @@ func lastLines(s string, n int) string {
 }
 
 func summary(r *ggmlpeer.OpResult, note string) string {
-	s := fmt.Sprintf("%d passed, %d failed, %d not supported", r.Passed, r.Failed, r.NotSupported)
+	s := fmt.Sprintf("%d passed, %d failed, %d not supported, %d not supported by the reference", r.Passed, r.Failed, r.NotSupported, r.RefNotSupported)
 	if r.Unfinished != "" {
 		s += ", unfinished at (" + r.Unfinished + ")"
 	}
@@ -348,6 +348,9 @@ func cell(r *ggmlpeer.OpResult, ok bool) string {
 		return "–"
 	}
 	s := fmt.Sprintf("%d / %d / %d", r.Passed, r.Failed, r.NotSupported)
+	if r.RefNotSupported > 0 {
+		s += fmt.Sprintf(" (+%d ref)", r.RefNotSupported)
+	}
 	if r.Unfinished != "" {
 		s += " †"
 	}
@@ -377,7 +380,7 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 	fmt.Fprintf(&b, "- peer: %s (Debian, scripts/ggml-peer.sh), RPC protocol 8.0.0\n", peer.Version)
 	fmt.Fprintf(&b, "- gogml: commit %s\n", gitDescribe(o.src))
 	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process; time limit %v per op\n\n", o.timeout)
-	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported. **Bold**: every case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
+	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every judged case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
 	for _, c := range cols {
 		clean, passed, failed, total := 0, 0, 0, 0
 		for _, op := range ops {
