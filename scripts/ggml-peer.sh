@@ -124,6 +124,15 @@ fetch() {
 		return 0
 	fi
 	[ "$(uname -m)" = x86_64 ] || die "only x86_64 (amd64) is supported, not $(uname -m)"
+	# One fetch at a time per cache (parallel make targets, test runs).
+	mkdir -p "$CACHE"
+	if command -v flock >/dev/null; then
+		exec 9>"$CACHE/.lock"
+		flock 9
+		if [ -f "$SYSROOT/.complete" ]; then
+			return 0
+		fi
+	fi
 	command -v apt-get >/dev/null || die "apt-get not found (a Debian-family system is needed to fetch the peer)"
 	command -v dpkg >/dev/null || die "dpkg not found"
 	mkdir -p "$CACHE/apt/lists/partial" "$CACHE/apt/cache/archives/partial" "$CACHE/debs"
@@ -199,10 +208,10 @@ preload() {
 		# at link time: the constructor uses nothing but ggml and getenv).
 		gcc -shared -fPIC -O2 -Wall -Wextra -Werror \
 			-I"$SYSROOT/usr/include" \
-			-o "$out.tmp" "$PRELOAD_SRC" \
+			-o "$out.$$" "$PRELOAD_SRC" \
 			-L"$SYSROOT/usr/lib/$ARCH_TRIPLET" -Wl,--allow-shlib-undefined -lggml -lggml-base ||
 			die "building the preload library failed"
-		mv "$out.tmp" "$out"
+		mv "$out.$$" "$out"
 	fi
 	echo "$out"
 }
