@@ -393,9 +393,9 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 			}
 			passed += r.Passed
 			failed += r.Failed
-			total += r.Total()
+			total += r.Passed + r.Failed + r.NotSupported
 		}
-		fmt.Fprintf(&b, "- %s: %d of %d ops pass every case; %d of %d cases passed, %d failed\n", c.backend, clean, len(ops), passed, total, failed)
+		fmt.Fprintf(&b, "- %s: %d of %d ops pass every case; of %d judged cases, %d passed and %d failed\n", c.backend, clean, len(ops), total, passed, failed)
 	}
 	b.WriteString("\n| op |")
 	for _, c := range cols {
