@@ -139,6 +139,9 @@ type column struct {
 	// archNotes say why an arch has none.
 	archRows  map[string][]ggmlpeer.ArchRow
 	archNotes map[string]string
+	// built says which gogml produced the results (from the logs'
+	// .built file when they were reused).
+	built []string
 }
 
 func tagsFor(backend string) string {
@@ -177,6 +180,11 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			if bin, err = ggmlpeer.BuildGogml(ctx, o.src, dir, tagsFor(backend)); err != nil {
 				return err
 			}
+			b := fmt.Sprintf("%s, built %s", describeSource(o.src), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+			col.built = appendNew(col.built, b)
+			if logDir != "" {
+				_ = os.WriteFile(filepath.Join(logDir, ".built"), []byte(b), 0o644)
+			}
 		}
 		if srv == nil || !srv.Alive() {
 			srv, err = ggmlpeer.StartGogmlServer(bin, backend)
@@ -188,6 +196,11 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		if logDir != "" && o.reuse {
 			if r, note, ok := reuseLog(logDir, op); ok {
 				col.results[op], col.notes[op] = r, note
+				b, err := os.ReadFile(filepath.Join(logDir, ".built"))
+				if err != nil {
+					b = []byte("unknown gogml (logs without a .built file)")
+				}
+				col.built = appendNew(col.built, strings.TrimSpace(string(b))+" (from logs)")
 				fmt.Fprintf(log, "[%s %d/%d] %s: %s (from log)\n", backend, i+1, len(ops), op, summary(r, note))
 				continue
 			}
@@ -360,6 +373,19 @@ func cell(r *ggmlpeer.OpResult, ok bool) string {
 	return s
 }
 
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// describeSource names the checkout gogml is built from: directory,
+// commit, and whether it has uncommitted changes.
+func describeSource(dir string) string {
+	return fmt.Sprintf("%s at commit %s", dir, gitDescribe(dir))
+}
+
 func gitDescribe(dir string) string {
 	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
@@ -378,7 +404,11 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 	fmt.Fprintf(&b, "Written by `make ggml-conformance` (`go run ./internal/ggmlpeer/conformance %s`); do not edit by hand.\n\n", strings.Join(args, " "))
 	fmt.Fprintf(&b, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "- peer: %s (Debian, scripts/ggml-peer.sh), RPC protocol 8.0.0\n", peer.Version)
-	fmt.Fprintf(&b, "- gogml: commit %s\n", gitDescribe(o.src))
+	for _, c := range cols {
+		if len(c.built) > 0 {
+			fmt.Fprintf(&b, "- gogml judged on %s: %s\n", c.backend, strings.Join(c.built, "; "))
+		}
+	}
 	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process; time limit %v per op\n\n", o.timeout)
 	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every judged case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
 	for _, c := range cols {
