@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -255,6 +256,16 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		fmt.Fprintf(log, "[%s %d/%d] %s: %s (%.0fs)\n", backend, i+1, len(ops), op, summary(r, note), time.Since(start).Seconds())
 	}
 	for _, arch := range splitList(o.archs) {
+		if logDir != "" && o.reuse {
+			if rows, ok := reuseArchs(logDir, arch); ok {
+				col.archRows[arch] = rows
+				if len(rows) == 0 {
+					col.archNotes[arch] = "no row for the RPC device (from log)"
+				}
+				fmt.Fprintf(log, "[%s] test-llama-archs -a %s: %d rows (from log)\n", backend, arch, len(rows))
+				continue
+			}
+		}
 		if err := ensure(); err != nil {
 			return col, err
 		}
@@ -307,6 +318,29 @@ func opResult(out []byte, op string) *ggmlpeer.OpResult {
 		r.Unfinished = fmt.Sprintf("the case after the %d that finished", r.Total())
 	}
 	return r
+}
+
+// endpointRE matches an RPC device's description (its HOST:PORT).
+var endpointRE = regexp.MustCompile(`^[0-9.]+:[0-9]+$`)
+
+// reuseArchs parses a saved test-llama-archs log and keeps the RPC
+// device's rows (the device described by an endpoint).
+func reuseArchs(dir, arch string) ([]ggmlpeer.ArchRow, bool) {
+	out, err := os.ReadFile(filepath.Join(dir, "archs-"+arch+".out"))
+	if err != nil {
+		return nil, false
+	}
+	rows, err := ggmlpeer.ParseLlamaArchs(bytes.NewReader(out))
+	if err != nil {
+		return nil, false
+	}
+	var keep []ggmlpeer.ArchRow
+	for _, r := range rows {
+		if endpointRE.MatchString(r.Device) {
+			keep = append(keep, r)
+		}
+	}
+	return keep, true
 }
 
 // readLogs reads a device check's OP.out files (CUDA column).
