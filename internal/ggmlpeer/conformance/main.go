@@ -121,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.check {
-		return checkClaims(cols)
+		return checkClaims(cols, ops)
 	}
 	return nil
 }
@@ -535,12 +535,18 @@ func escape(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-func checkClaims(cols []column) error {
+// checkClaims reports every claimed op among ops that did not pass every
+// case, including one that was not run (-budget) or not found.
+func checkClaims(cols []column, ops []string) error {
 	var bad []string
 	for _, c := range cols {
 		for _, op := range ggmlpeer.Claimed[c.backend] {
+			if !slices.Contains(ops, op) {
+				continue
+			}
 			r := c.results[op]
 			if r == nil {
+				bad = append(bad, fmt.Sprintf("%s %s: not run (%s)", c.backend, op, c.notes[op]))
 				continue
 			}
 			if !r.Clean() {
