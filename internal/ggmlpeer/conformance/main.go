@@ -443,7 +443,7 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 			fmt.Fprintf(&b, "- gogml judged on %s: %s\n", c.backend, strings.Join(c.built, "; "))
 		}
 	}
-	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process; time limit %v per op\n\n", o.timeout)
+	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n\n", o.timeout)
 	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every judged case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
 	for _, c := range cols {
 		clean, passed, failed, total := 0, 0, 0, 0
