@@ -207,7 +207,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			}
 		}
 		if o.budget > 0 && time.Since(began) > o.budget {
-			col.notes[op] = fmt.Sprintf("not run: -budget %v spent", o.budget)
+			col.notes[op] = "not run: the time budget (-budget) was spent"
 			continue
 		}
 		if srv != nil && !srv.Alive() {
