@@ -301,7 +301,7 @@ func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	if err != nil {
 		return nil, "", false
 	}
-	return opResult(out, op), string(note), true
+	return opResult(out, op), strings.TrimSpace(string(note)), true
 }
 
 // opResult parses one op's test-backend-ops output.
@@ -435,7 +435,14 @@ func gitDescribe(dir string) string {
 func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# gogml against ggml's test-backend-ops\n\n")
-	fmt.Fprintf(&b, "Written by `make ggml-conformance` (`go run ./internal/ggmlpeer/conformance %s`); do not edit by hand.\n\n", strings.Join(args, " "))
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = a
+		if a == "" || strings.ContainsAny(a, " \t'\"") {
+			quoted[i] = fmt.Sprintf("%q", a)
+		}
+	}
+	fmt.Fprintf(&b, "Written by `go run ./internal/ggmlpeer/conformance %s` (`make ggml-conformance` runs it with `-backends cpu,opengl`); do not edit by hand.\n\n", strings.Join(quoted, " "))
 	fmt.Fprintf(&b, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "- peer: %s (Debian, scripts/ggml-peer.sh), RPC protocol 8.0.0\n", peer.Version)
 	for _, c := range cols {
