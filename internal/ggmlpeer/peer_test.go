@@ -132,6 +132,11 @@ func testRPCServer(t *testing.T, backend, tags string) {
 	}
 	srv, err := StartGogmlServer(bin, backend)
 	if err != nil {
+		if strings.Contains(err.Error(), `unknown command "rpc-server"`) {
+			// Only until the branches meet: this package lands beside the
+			// server, not after it.
+			t.Skipf("SKIP (nothing judged): this gogml has no rpc-server command: %v", err)
+		}
 		if backend == "opengl" && os.Getenv("GOGML_REQUIRE_GL") != "1" && strings.Contains(err.Error(), "opengl") {
 			t.Skipf("no OpenGL device for the server (GOGML_REQUIRE_GL=1 makes this a failure): %v", err)
 		}
