@@ -522,7 +522,7 @@ func renderArchs(b *strings.Builder, o *options, cols []column) {
 				for i, st := range r.Status {
 					v = append(v, r.Columns[i]+": "+st)
 					if r.Detail[i] != "" {
-						d = append(d, r.Columns[i]+" "+r.Detail[i])
+						d = append(d, r.Columns[i]+" "+strings.Join(strings.Fields(r.Detail[i]), " "))
 					}
 				}
 				verdict := strings.Join(v, ", ")
