@@ -14,6 +14,8 @@ help:
 	@echo "make ptx       regenerate the CUDA PTX from internal/kernels/cuda/*.cu (needs nvcc; see the cuda block)"
 	@echo "make gpu-check build the NVIDIA device check (test + bench binaries and a runner script)"
 	@echo "make device-check  build device-check-out/: the CUDA and OpenGL device checks for one run (scripts/gpu-check/README)"
+	@echo "make test-ggml ggml 0.27.0's test-backend-ops against gogml rpc-server (CI subset; fetches the Debian peer)"
+	@echo "make ggml-conformance  regenerate docs/ggml-conformance.md (every op, CPU and OpenGL; long)"
 
 build:
 	CGO_ENABLED=0 $(GO) build ./...
@@ -24,7 +26,7 @@ vet:
 
 # Every package's tests (fuzz targets run their seed corpora), again under
 # the race detector, then the OpenGL backend on Mesa's llvmpipe.
-test: build vet test-go test-race test-opengl
+test: build vet test-go test-race test-opengl test-ggml
 
 test-go:
 	$(GO) test -count=1 ./...
@@ -46,7 +48,8 @@ fuzz:
 		./gallocr:FuzzGraphFile ./gallocr:FuzzDynIndexed ./gallocr:FuzzParsePlanFile \
 		./gallocr:FuzzPackBlocks ./internal/kernels/cpukernels:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
-		./internal/rpcwire:FuzzDecodeGraph ./rpcserver:FuzzServeConn; do \
+		./internal/rpcwire:FuzzDecodeGraph ./rpcserver:FuzzServeConn \
+		./internal/ggmlpeer:FuzzParseBackendOps ./internal/ggmlpeer:FuzzParseLlamaArchs; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
 	done
@@ -99,3 +102,36 @@ gpu-check:
 device-check:
 	GO=$(GO) sh scripts/gpu-check/bundle.sh device-check-out
 # --- end cuda ---
+
+# --- ggml peer ---
+# Real ggml 0.27.0 / llama.cpp 0.7.0 (Debian binaries in a private sysroot,
+# scripts/ggml-peer.sh) judges gogml rpc-server: test-backend-ops -b RPC0
+# through a preload library built here with gcc. make test-ggml: the peer
+# script, then the CI subset of claimed ops (internal/ggmlpeer.CISubset) on
+# -backend cpu, and on -backend opengl (llvmpipe). Exit 3 from the script
+# (pinned version gone from Debian) makes the tests SKIP with its message;
+# GGML_PEER_OPTIONAL=1 makes any fetch failure a skip. make test-ggml-full:
+# every op of the suite, failing when a claimed op is not clean (long).
+# make ggml-conformance: the same run, written to docs/ggml-conformance.md
+# (GGML_CONFORMANCE_FLAGS adds flags, e.g. -cuda DIR, -logs DIR -reuse).
+GGML_PEER_OPS ?= ci
+GGML_CONFORMANCE_FLAGS ?=
+.PHONY: test-ggml test-ggml-full ggml-conformance ggml-peer
+ggml-peer:
+	@bash scripts/ggml-peer.sh fetch; rc=$$?; \
+	if [ $$rc -eq 3 ]; then echo "test-ggml: SKIPPED: the pinned ggml peer is unavailable (see above)" >&2; \
+	elif [ $$rc -ne 0 ] && [ "$${GGML_PEER_OPTIONAL:-}" = 1 ]; then echo "test-ggml: SKIPPED: peer fetch failed (GGML_PEER_OPTIONAL=1)" >&2; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; fi
+test-ggml: ggml-peer
+	GOGML_PEER=1 GOGML_PEER_OPS=$(GGML_PEER_OPS) GOGML_PEER_OPTIONAL=$${GGML_PEER_OPTIONAL:-} \
+		$(GO) test -count=1 -timeout 20m -v -run 'TestPreloadAgainstGGMLServer|TestRPCServerCPU' ./internal/ggmlpeer/
+	sh scripts/ensure-gl-deps.sh
+	GOGML_PEER=1 GOGML_PEER_OPS=$(GGML_PEER_OPS) GOGML_PEER_OPTIONAL=$${GGML_PEER_OPTIONAL:-} \
+		$(GO) test -count=1 -timeout 20m -v -tags $(GL_TAGS) -run 'TestRPCServerOpenGL' ./internal/ggmlpeer/
+test-ggml-full: ggml-peer
+	sh scripts/ensure-gl-deps.sh
+	$(GO) run ./internal/ggmlpeer/conformance -backends cpu,opengl -check -out /dev/null $(GGML_CONFORMANCE_FLAGS)
+ggml-conformance: ggml-peer
+	sh scripts/ensure-gl-deps.sh
+	$(GO) run ./internal/ggmlpeer/conformance -backends cpu,opengl -out docs/ggml-conformance.md $(GGML_CONFORMANCE_FLAGS)
+# --- end ggml peer ---

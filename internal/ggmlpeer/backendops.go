@@ -1,0 +1,275 @@
+package ggmlpeer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// OpResult counts one op's test-backend-ops cases on one device.
+type OpResult struct {
+	// Op is ggml's name of the op (ggml_op_desc: ADD, SILU, SWIGLU, ...).
+	Op string
+	// Passed, Failed and NotSupported count the cases by outcome
+	// (NotSupported: the device under test declined the case); Skipped
+	// counts "skipping large tensors" cases, RefNotSupported the cases
+	// the reference (ggml's CPU backend) cannot run, which judge nothing.
+	Passed, Failed, NotSupported, Skipped, RefNotSupported int
+	// Failures lists the failed cases' parameter strings (at most
+	// maxFailures are kept).
+	Failures []string
+	// Unfinished is the case that was running when the output ended
+	// without its outcome (the program or its server died, or timed
+	// out); empty when every case finished.
+	Unfinished string
+}
+
+// Total is the number of cases that ran to an outcome.
+func (r *OpResult) Total() int {
+	return r.Passed + r.Failed + r.NotSupported + r.Skipped + r.RefNotSupported
+}
+
+// Clean reports whether every case ran and passed.
+func (r *OpResult) Clean() bool {
+	return r.Failed == 0 && r.NotSupported == 0 && r.Unfinished == "" && r.Passed > 0
+}
+
+// Report is test-backend-ops' outcome for one device.
+type Report struct {
+	// Device is the device name the cases were counted for (RPC0).
+	Device string
+	// Tested reports whether a section for Device was found and not
+	// skipped.
+	Tested bool
+	// Ops maps op name to its counts.
+	Ops map[string]*OpResult
+	// SummaryPassed and SummaryTotal are the device's "N/M tests passed"
+	// line (-1 when absent, as when the run was cut short).
+	SummaryPassed, SummaryTotal int
+	// Truncated reports that the device's section has no summary line:
+	// the program died or was stopped inside it (test mode prints a case
+	// only after it finished, so the case that was running is not
+	// named).
+	Truncated bool
+}
+
+// SortedOps returns the ops in name order.
+func (r *Report) SortedOps() []*OpResult {
+	out := make([]*OpResult, 0, len(r.Ops))
+	for _, o := range r.Ops {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Op < out[j].Op })
+	return out
+}
+
+const (
+	maxFailures = 20
+	// maxLine bounds one output line (op parameter strings are short;
+	// a longer line is cut, not an error).
+	maxLine = 1 << 20
+)
+
+var (
+	ansiRE    = regexp.MustCompile("\x1b\\[[0-9;]*m")
+	backendRE = regexp.MustCompile(`^Backend \d+/\d+: (\S+)\s*$`)
+	// A case's line is "  OP(params): OUTCOME"; messages the comparison
+	// printed ("[OP] NMSE = ... > ... ") may precede it on the same line.
+	caseRE    = regexp.MustCompile(`^(?:|.*?\s)([A-Z][A-Z0-9_]*)\((.*)\): (.*)$`)
+	summaryRE = regexp.MustCompile(`^  (\d+)/(\d+) tests passed\s*$`)
+)
+
+// ErrNoDevice means the output has no tested section for the device: the
+// device was not registered (no server) or was skipped, so nothing was
+// judged.
+var ErrNoDevice = errors.New("device not tested")
+
+// ParseBackendOps reads test-backend-ops' console output (test mode,
+// stdout only) and counts the cases of device's section by op. A case
+// line without its outcome at the end of the output is recorded as
+// Unfinished. It returns ErrNoDevice (with the partial report) when the
+// device has no tested section.
+func ParseBackendOps(r io.Reader, device string) (*Report, error) {
+	rep := &Report{Device: device, Ops: map[string]*OpResult{}, SummaryPassed: -1, SummaryTotal: -1}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), maxLine)
+	in := false
+	var pending *OpResult
+	var pendingParams string
+	for sc.Scan() {
+		line := ansiRE.ReplaceAllString(sc.Text(), "")
+		if m := backendRE.FindStringSubmatch(line); m != nil {
+			in = m[1] == device
+			pending = nil
+			continue
+		}
+		if !in {
+			continue
+		}
+		if line == "  Skipping" || strings.HasPrefix(line, "  Skipping") {
+			in = false
+			continue
+		}
+		if m := summaryRE.FindStringSubmatch(line); m != nil {
+			rep.SummaryPassed, _ = strconv.Atoi(m[1])
+			rep.SummaryTotal, _ = strconv.Atoi(m[2])
+			continue
+		}
+		m := caseRE.FindStringSubmatch(line)
+		if m == nil {
+			// A case line printed without its outcome ("  OP(params): "
+			// then the program died) has nothing after ": ".
+			if m2 := caseRE.FindStringSubmatch(line + " "); m2 != nil && strings.TrimSpace(m2[3]) == "" {
+				pending, pendingParams = rep.op(m2[1]), m2[2]
+			}
+			continue
+		}
+		rep.Tested = true
+		op, params, status := rep.op(m[1]), m[2], strings.TrimSpace(m[3])
+		pending = nil
+		switch {
+		case strings.HasPrefix(status, "not supported"):
+			// "not supported [NAME]" names the backend that declined.
+			who := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(status, "not supported")), "["), "]")
+			if who == "" || strings.HasPrefix(who, device) {
+				op.NotSupported++
+			} else {
+				op.RefNotSupported++
+			}
+		case strings.HasPrefix(status, "skipping large tensors"):
+			op.Skipped++
+		case strings.HasSuffix(status, "OK"):
+			op.Passed++
+		case strings.HasSuffix(status, "FAIL"):
+			op.Failed++
+			if len(op.Failures) < maxFailures {
+				op.Failures = append(op.Failures, params)
+			}
+		case status == "":
+			pending, pendingParams = op, params
+		default:
+			// Anything else after the case (a message the program
+			// printed before dying) leaves it unfinished.
+			pending, pendingParams = op, params
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return rep, fmt.Errorf("ggmlpeer: reading test-backend-ops output: %w", err)
+	}
+	if pending != nil {
+		rep.Tested = true
+		pending.Unfinished = pendingParams
+	}
+	if in && rep.SummaryTotal < 0 {
+		rep.Tested = true
+		rep.Truncated = true
+	}
+	if !rep.Tested {
+		return rep, fmt.Errorf("ggmlpeer: %s: %w", device, ErrNoDevice)
+	}
+	return rep, nil
+}
+
+func (r *Report) op(name string) *OpResult {
+	o := r.Ops[name]
+	if o == nil {
+		o = &OpResult{Op: name}
+		r.Ops[name] = o
+	}
+	return o
+}
+
+// BackendOpsRun is one test-backend-ops run's outcome and output.
+type BackendOpsRun struct {
+	// Report holds the parsed counts (nil when the output had no device
+	// section).
+	Report *Report
+	// Stdout and Stderr are the program's output.
+	Stdout, Stderr []byte
+	// Err is the program's exit error (nil on exit 0), including a
+	// context deadline.
+	Err error
+}
+
+// BackendOps runs "test-backend-ops test -b device -o ops" with the
+// preload registering the RPC server at endpoint, and parses its output.
+// extra is appended to the arguments (e.g. "-p", regex). The returned
+// error is for a run that could not start or judged nothing; a run with
+// failing cases returns them in the report with a nil error and a non-nil
+// run.Err.
+func (p *Peer) BackendOps(ctx context.Context, endpoint, device, ops string, extra ...string) (*BackendOpsRun, error) {
+	args := append([]string{"test", "-b", device, "-o", ops}, extra...)
+	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, "test-backend-ops", args...)
+	run := &BackendOpsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}
+	if err != nil {
+		return run, err
+	}
+	run.Report, err = ParseBackendOps(bytes.NewReader(run.Stdout), device)
+	if err != nil {
+		return run, fmt.Errorf("%w (exit: %v)\nstderr:\n%s", err, run.Err, tail(run.Stderr, 4000))
+	}
+	return run, nil
+}
+
+// runCaptured runs a sysroot program (see Command) and returns its output
+// and exit error; err is non-nil only when it could not run at all (not
+// for a non-zero exit or a context deadline).
+func (p *Peer) runCaptured(ctx context.Context, endpoint, name string, args ...string) (stdout, stderr []byte, exitErr, err error) {
+	cmd, err := p.Command(ctx, endpoint, name, args...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	exitErr = cmd.Run()
+	var ee *exec.ExitError
+	if exitErr != nil && !errors.As(exitErr, &ee) && ctx.Err() == nil {
+		return out.Bytes(), errOut.Bytes(), exitErr, fmt.Errorf("ggmlpeer: %s: %w", name, exitErr)
+	}
+	return out.Bytes(), errOut.Bytes(), exitErr, nil
+}
+
+// tail returns the last n bytes of b as a string.
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// ListOps returns the op names test-backend-ops --list-ops prints.
+func (p *Peer) ListOps(ctx context.Context) ([]string, error) {
+	cmd, err := p.Command(ctx, "", "test-backend-ops", "--list-ops")
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("ggmlpeer: test-backend-ops --list-ops: %w", err)
+	}
+	return parseListOps(out), nil
+}
+
+// parseListOps reads --list-ops output: a header, then one indented op
+// name a line.
+func parseListOps(out []byte) []string {
+	var ops []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "  ") {
+			continue
+		}
+		name := strings.TrimSpace(l)
+		if name != "" && !strings.ContainsAny(name, " :()") {
+			ops = append(ops, name)
+		}
+	}
+	return ops
+}

@@ -1,0 +1,569 @@
+// Command conformance runs ggml 0.27.0's test-backend-ops, op by op,
+// against gogml rpc-server on each listed backend and writes the per-op
+// table of docs/ggml-conformance.md (make ggml-conformance).
+//
+//	go run ./internal/ggmlpeer/conformance [-backends cpu,opengl] [-out FILE]
+//	    [-logs DIR [-reuse]] [-ops A,B] [-cuda DIR] [-check] [-src DIR]
+//
+// -budget bounds the time spent per backend: ops not started by then are
+// listed as not run. Each op runs in its own test-backend-ops process (-b RPC0 -o OP) with a
+// time limit, so a crash or a hang costs one op; the server is restarted
+// when an op killed it. -logs keeps every run's output (DIR/BACKEND/OP.out
+// and .err); with -reuse a finished log is parsed instead of run again.
+// -cuda DIR reads logs of the same layout (DIR/OP.out) made by the NVIDIA
+// device check for a CUDA column. -check exits 1 when a claimed op
+// (ggmlpeer.Claimed) is not clean.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gogml/gogml/internal/ggmlpeer"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		var ue unavailableError
+		if errors.As(err, &ue) {
+			os.Exit(3)
+		}
+		os.Exit(1)
+	}
+}
+
+type unavailableError struct{ error }
+
+type options struct {
+	backends, out, logs, ops, cuda, src string
+	archs                               string
+	reuse, check                        bool
+	timeout, budget                     time.Duration
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.backends, "backends", "cpu", "comma-separated gogml backends to judge (opengl builds gogml with -tags opengl,egl)")
+	fs.StringVar(&o.out, "out", "", "write the markdown table here (default: stdout)")
+	fs.StringVar(&o.logs, "logs", "", "keep each run's output under this directory")
+	fs.BoolVar(&o.reuse, "reuse", false, "parse a finished log under -logs instead of running its op again")
+	fs.StringVar(&o.ops, "ops", "", "comma-separated ops (default: every op test-backend-ops --list-ops prints)")
+	fs.StringVar(&o.archs, "archs", "llama,mistral3,qwen3,qwen3moe,granite,smollm3", "test-llama-archs architectures to run on each backend (empty: none)")
+	fs.StringVar(&o.cuda, "cuda", "", "directory of CUDA0 logs (OP.out) from the device check, for a CUDA column")
+	fs.StringVar(&o.src, "src", "", "repository to build gogml from (default: this one)")
+	fs.BoolVar(&o.check, "check", false, "exit 1 when a claimed op is not clean")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of one op's run")
+	fs.DurationVar(&o.budget, "budget", 0, "per backend: start no op run after this much time (0: no limit); the rest are marked not run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := ggmlpeer.RepoRoot(wd)
+	if err != nil {
+		return err
+	}
+	if o.src == "" {
+		o.src = root
+	}
+	ctx := context.Background()
+	peer, err := ggmlpeer.Locate(ctx, root)
+	if err != nil {
+		if errors.Is(err, ggmlpeer.ErrUnavailable) {
+			return unavailableError{err}
+		}
+		return err
+	}
+	ops := splitList(o.ops)
+	if len(ops) == 0 {
+		if ops, err = peer.ListOps(ctx); err != nil {
+			return err
+		}
+	}
+	var cols []column
+	for _, b := range splitList(o.backends) {
+		c, err := judge(ctx, peer, &o, b, ops, stderr)
+		if err != nil {
+			return fmt.Errorf("backend %s: %w", b, err)
+		}
+		cols = append(cols, c)
+	}
+	if o.cuda != "" {
+		c, err := readLogs(o.cuda, "cuda", ops)
+		if err != nil {
+			return err
+		}
+		cols = append(cols, c)
+	}
+	doc := render(peer, &o, args, ops, cols)
+	if o.out == "" {
+		_, err = io.WriteString(stdout, doc)
+	} else {
+		err = os.WriteFile(o.out, []byte(doc), 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	if o.check {
+		return checkClaims(cols, ops)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	return strings.FieldsFunc(strings.ReplaceAll(s, " ", ""), func(r rune) bool { return r == ',' })
+}
+
+// column is one backend's per-op results.
+type column struct {
+	backend string
+	results map[string]*ggmlpeer.OpResult
+	notes   map[string]string
+	// archRows are the RPC device's test-llama-archs rows by arch;
+	// archNotes say why an arch has none.
+	archRows  map[string][]ggmlpeer.ArchRow
+	archNotes map[string]string
+	// built says which gogml produced the results (from the logs'
+	// .built file when they were reused).
+	built []string
+}
+
+func tagsFor(backend string) string {
+	if backend == "opengl" {
+		return "opengl,egl"
+	}
+	return ""
+}
+
+func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string, ops []string, log io.Writer) (column, error) {
+	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{},
+		archRows: map[string][]ggmlpeer.ArchRow{}, archNotes: map[string]string{}}
+	dir, err := os.MkdirTemp("", "gogml-conformance-")
+	if err != nil {
+		return col, err
+	}
+	defer os.RemoveAll(dir)
+	var logDir string
+	if o.logs != "" {
+		logDir = filepath.Join(o.logs, backend)
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return col, err
+		}
+	}
+	var bin string
+	var srv *ggmlpeer.Server
+	defer func() {
+		if srv != nil {
+			_ = srv.Close()
+		}
+	}()
+	// ensure builds gogml once and (re)starts its server when needed.
+	ensure := func() error {
+		var err error
+		if bin == "" {
+			if bin, err = ggmlpeer.BuildGogml(ctx, o.src, dir, tagsFor(backend)); err != nil {
+				return err
+			}
+			b := fmt.Sprintf("%s, built %s", describeSource(o.src), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+			col.built = appendNew(col.built, b)
+			if logDir != "" {
+				_ = os.WriteFile(filepath.Join(logDir, ".built"), []byte(b), 0o644)
+			}
+		}
+		if srv == nil || !srv.Alive() {
+			srv, err = ggmlpeer.StartGogmlServer(bin, backend)
+		}
+		return err
+	}
+	began := time.Now()
+	for i, op := range ops {
+		if logDir != "" && o.reuse {
+			if r, note, ok := reuseLog(logDir, op); ok {
+				col.results[op], col.notes[op] = r, note
+				b, err := os.ReadFile(filepath.Join(logDir, ".built"))
+				if err != nil {
+					b = []byte("unknown gogml (logs without a .built file)")
+				}
+				col.built = appendNew(col.built, strings.TrimSpace(string(b))+" (from logs)")
+				fmt.Fprintf(log, "[%s %d/%d] %s: %s (from log)\n", backend, i+1, len(ops), op, summary(r, note))
+				continue
+			}
+		}
+		if o.budget > 0 && time.Since(began) > o.budget {
+			col.notes[op] = "not run: the time budget (-budget) was spent"
+			continue
+		}
+		if srv != nil && !srv.Alive() {
+			col.notes[op] = "server restarted before this op"
+		}
+		if err := ensure(); err != nil {
+			return col, err
+		}
+		start := time.Now()
+		octx, cancel := context.WithTimeout(ctx, o.timeout)
+		run, err := peer.BackendOps(octx, srv.Endpoint, "RPC0", op)
+		timedOut := octx.Err() != nil
+		cancel()
+		if run != nil && logDir != "" {
+			_ = os.WriteFile(filepath.Join(logDir, op+".out"), run.Stdout, 0o644)
+			_ = os.WriteFile(filepath.Join(logDir, op+".err"), run.Stderr, 0o644)
+		}
+		r := &ggmlpeer.OpResult{Op: op}
+		note := col.notes[op]
+		switch {
+		case run != nil && run.Report != nil:
+			if rr := run.Report.Ops[op]; rr != nil {
+				r = rr
+			}
+			if run.Report.Truncated && r.Unfinished == "" {
+				r.Unfinished = fmt.Sprintf("the case after the %d that finished", r.Total())
+			}
+		case err != nil && !errors.Is(err, ggmlpeer.ErrNoDevice):
+			return col, err
+		}
+		if timedOut {
+			note = join(note, fmt.Sprintf("timed out after %v", o.timeout))
+		} else if run != nil && run.Err != nil && r.Unfinished != "" {
+			note = join(note, "test-backend-ops died ("+firstLine(run.Err.Error())+")")
+		}
+		if !srv.Alive() {
+			note = join(note, "gogml rpc-server exited: "+lastLines(srv.Log(), 3))
+		}
+		if r.Total() == 0 && r.Unfinished == "" && note == "" {
+			note = "no cases"
+		}
+		col.results[op], col.notes[op] = r, note
+		if logDir != "" {
+			_ = os.WriteFile(filepath.Join(logDir, op+".note"), []byte(note), 0o644)
+		}
+		fmt.Fprintf(log, "[%s %d/%d] %s: %s (%.0fs)\n", backend, i+1, len(ops), op, summary(r, note), time.Since(start).Seconds())
+	}
+	for _, arch := range splitList(o.archs) {
+		if logDir != "" && o.reuse {
+			if rows, ok := reuseArchs(logDir, arch); ok {
+				col.archRows[arch] = rows
+				if len(rows) == 0 {
+					col.archNotes[arch] = "no row for the RPC device (from log)"
+				}
+				fmt.Fprintf(log, "[%s] test-llama-archs -a %s: %d rows (from log)\n", backend, arch, len(rows))
+				continue
+			}
+		}
+		if err := ensure(); err != nil {
+			return col, err
+		}
+		octx, cancel := context.WithTimeout(ctx, o.timeout)
+		run, err := peer.LlamaArchs(octx, srv.Endpoint, arch, 1)
+		cancel()
+		if run != nil && logDir != "" {
+			_ = os.WriteFile(filepath.Join(logDir, "archs-"+arch+".out"), run.Stdout, 0o644)
+			_ = os.WriteFile(filepath.Join(logDir, "archs-"+arch+".err"), run.Stderr, 0o644)
+		}
+		switch {
+		case err != nil:
+			col.archNotes[arch] = err.Error()
+		default:
+			col.archRows[arch] = run.Device(srv.Endpoint)
+			if len(col.archRows[arch]) == 0 {
+				col.archNotes[arch] = "no row for the RPC device (exit: " + fmt.Sprint(run.Err) + "): " + lastLines(string(run.Stderr), 2)
+			}
+		}
+		fmt.Fprintf(log, "[%s] test-llama-archs -a %s: %d rows %s\n", backend, arch, len(col.archRows[arch]), col.archNotes[arch])
+	}
+	return col, nil
+}
+
+// reuseLog parses a finished run's log (one with a .note file, written
+// after the run).
+func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
+	note, err := os.ReadFile(filepath.Join(dir, op+".note"))
+	if err != nil {
+		return nil, "", false
+	}
+	out, err := os.ReadFile(filepath.Join(dir, op+".out"))
+	if err != nil {
+		return nil, "", false
+	}
+	return opResult(out, op), strings.TrimSpace(string(note)), true
+}
+
+// opResult parses one op's test-backend-ops output.
+func opResult(out []byte, op string) *ggmlpeer.OpResult {
+	r := &ggmlpeer.OpResult{Op: op}
+	rep, err := ggmlpeer.ParseBackendOps(bytes.NewReader(out), "RPC0")
+	if err != nil {
+		return r
+	}
+	if rep.Ops[op] != nil {
+		r = rep.Ops[op]
+	}
+	if rep.Truncated && r.Unfinished == "" {
+		r.Unfinished = fmt.Sprintf("the case after the %d that finished", r.Total())
+	}
+	return r
+}
+
+// endpointRE matches an RPC device's description (its HOST:PORT).
+var endpointRE = regexp.MustCompile(`^[0-9.]+:[0-9]+$`)
+
+// reuseArchs parses a saved test-llama-archs log and keeps the RPC
+// device's rows (the device described by an endpoint).
+func reuseArchs(dir, arch string) ([]ggmlpeer.ArchRow, bool) {
+	out, err := os.ReadFile(filepath.Join(dir, "archs-"+arch+".out"))
+	if err != nil {
+		return nil, false
+	}
+	rows, err := ggmlpeer.ParseLlamaArchs(bytes.NewReader(out))
+	if err != nil {
+		return nil, false
+	}
+	var keep []ggmlpeer.ArchRow
+	for _, r := range rows {
+		if endpointRE.MatchString(r.Device) {
+			keep = append(keep, r)
+		}
+	}
+	return keep, true
+}
+
+// readLogs reads a device check's OP.out files (CUDA column).
+func readLogs(dir, backend string, ops []string) (column, error) {
+	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{}}
+	for _, op := range ops {
+		out, err := os.ReadFile(filepath.Join(dir, op+".out"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return col, err
+		}
+		col.results[op] = opResult(out, op)
+	}
+	return col, nil
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}
+
+func summary(r *ggmlpeer.OpResult, note string) string {
+	s := fmt.Sprintf("%d passed, %d failed, %d not supported, %d not supported by the reference", r.Passed, r.Failed, r.NotSupported, r.RefNotSupported)
+	if r.Unfinished != "" {
+		s += ", unfinished at (" + r.Unfinished + ")"
+	}
+	if note != "" {
+		s += " [" + note + "]"
+	}
+	return s
+}
+
+func cell(r *ggmlpeer.OpResult, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	s := fmt.Sprintf("%d / %d / %d", r.Passed, r.Failed, r.NotSupported)
+	if r.RefNotSupported > 0 {
+		s += fmt.Sprintf(" (+%d ref)", r.RefNotSupported)
+	}
+	if r.Unfinished != "" {
+		s += " †"
+	}
+	if r.Clean() {
+		s = "**" + s + "**"
+	}
+	return s
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// describeSource names the checkout gogml is built from: directory,
+// commit, and whether it has uncommitted changes.
+func describeSource(dir string) string {
+	return fmt.Sprintf("%s at commit %s", dir, gitDescribe(dir))
+}
+
+func gitDescribe(dir string) string {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	s := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		s += " (with uncommitted changes)"
+	}
+	return s
+}
+
+func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# gogml against ggml's test-backend-ops\n\n")
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = a
+		if a == "" || strings.ContainsAny(a, " \t'\"") {
+			quoted[i] = fmt.Sprintf("%q", a)
+		}
+	}
+	fmt.Fprintf(&b, "Written by `go run ./internal/ggmlpeer/conformance %s` (`make ggml-conformance` runs it with `-backends cpu,opengl`); do not edit by hand.\n\n", strings.Join(quoted, " "))
+	fmt.Fprintf(&b, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "- peer: %s (Debian, scripts/ggml-peer.sh), RPC protocol 8.0.0\n", peer.Version)
+	for _, c := range cols {
+		if len(c.built) > 0 {
+			fmt.Fprintf(&b, "- gogml judged on %s: %s\n", c.backend, strings.Join(c.built, "; "))
+		}
+	}
+	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n\n", o.timeout)
+	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every judged case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
+	for _, c := range cols {
+		clean, passed, failed, total := 0, 0, 0, 0
+		for _, op := range ops {
+			r := c.results[op]
+			if r == nil {
+				continue
+			}
+			if r.Clean() {
+				clean++
+			}
+			passed += r.Passed
+			failed += r.Failed
+			total += r.Passed + r.Failed + r.NotSupported
+		}
+		fmt.Fprintf(&b, "- %s: %d of %d ops pass every case; of %d judged cases, %d passed and %d failed\n", c.backend, clean, len(ops), total, passed, failed)
+	}
+	b.WriteString("\n| op |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c.backend)
+	}
+	b.WriteString(" notes |\n|---|")
+	for range cols {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|\n")
+	for _, op := range ops {
+		fmt.Fprintf(&b, "| %s |", op)
+		var notes []string
+		for _, c := range cols {
+			r, ok := c.results[op]
+			fmt.Fprintf(&b, " %s |", cell(r, ok))
+			if n := c.notes[op]; n != "" {
+				notes = append(notes, c.backend+": "+n)
+			}
+			if ok && r.Unfinished != "" {
+				notes = append(notes, fmt.Sprintf("%s: unfinished at %s(%s)", c.backend, op, r.Unfinished))
+			}
+			if ok && len(r.Failures) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: first failure %s(%s)", c.backend, op, r.Failures[0]))
+			}
+		}
+		fmt.Fprintf(&b, " %s |\n", escape(strings.Join(notes, "; ")))
+	}
+	if o.archs != "" {
+		renderArchs(&b, o, cols)
+	}
+	return b.String()
+}
+
+// renderArchs writes the test-llama-archs section: each architecture
+// (random weights, built in memory by llama.cpp) on the RPC device,
+// compared with ggml's CPU.
+func renderArchs(b *strings.Builder, o *options, cols []column) {
+	fmt.Fprintf(b, "\n## test-llama-archs\n\n")
+	fmt.Fprintf(b, "`test-llama-archs -a ARCH -s 1` with the RPC device registered by the preload: llama.cpp builds each architecture with random weights in memory, runs it on the RPC device (layers and KV cache in gogml's buffers) and compares the logits with ggml's CPU (NMSE ≤ 1e-4), then saves/reloads it (roundtrip). Rows for the RPC device only.\n\n")
+	b.WriteString("| arch | config | backend | verdicts | details |\n|---|---|---|---|---|\n")
+	for _, arch := range splitList(o.archs) {
+		for _, c := range cols {
+			if c.archRows == nil {
+				continue
+			}
+			if n := c.archNotes[arch]; n != "" {
+				fmt.Fprintf(b, "| %s | | %s | – | %s |\n", arch, c.backend, escape(n))
+				continue
+			}
+			for _, r := range c.archRows[arch] {
+				var v, d []string
+				for i, st := range r.Status {
+					v = append(v, r.Columns[i]+": "+st)
+					if r.Detail[i] != "" {
+						d = append(d, r.Columns[i]+" "+strings.Join(strings.Fields(r.Detail[i]), " "))
+					}
+				}
+				verdict := strings.Join(v, ", ")
+				if r.OK() {
+					verdict = "**" + verdict + "**"
+				} else if len(v) == 0 {
+					verdict = "died inside the row"
+				}
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Arch, r.Config, c.backend, escape(verdict), escape(strings.Join(d, "; ")))
+			}
+		}
+	}
+}
+
+func escape(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// checkClaims reports every claimed op among ops that did not pass every
+// case, including one that was not run (-budget) or not found.
+func checkClaims(cols []column, ops []string) error {
+	var bad []string
+	for _, c := range cols {
+		for _, op := range ggmlpeer.Claimed[c.backend] {
+			if !slices.Contains(ops, op) {
+				continue
+			}
+			r := c.results[op]
+			if r == nil {
+				bad = append(bad, fmt.Sprintf("%s %s: not run (%s)", c.backend, op, c.notes[op]))
+				continue
+			}
+			if !r.Clean() {
+				bad = append(bad, fmt.Sprintf("%s %s: %s", c.backend, op, summary(r, c.notes[op])))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return fmt.Errorf("claimed ops that are not clean:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}

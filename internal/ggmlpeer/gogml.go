@@ -1,0 +1,58 @@
+package ggmlpeer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// BuildGogml builds the gogml command from repoRoot into dir with the given
+// build tags (empty for the default CGO_ENABLED=0 build) and returns its
+// path.
+func BuildGogml(ctx context.Context, repoRoot, dir, tags string) (string, error) {
+	out := filepath.Join(dir, "gogml")
+	args := []string{"build", "-o", out}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	args = append(args, "./cmd/gogml")
+	cmd := exec.CommandContext(ctx, goCommand(), args...)
+	cmd.Dir = repoRoot
+	cmd.Env = os.Environ()
+	if tags == "" {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("ggmlpeer: go %v: %w\n%s", args, err, b)
+	}
+	return out, nil
+}
+
+// goCommand is $GO (as make passes it) or "go" from PATH.
+func goCommand() string {
+	if g := os.Getenv("GO"); g != "" {
+		return g
+	}
+	return "go"
+}
+
+// StartGogmlServer starts "gogml rpc-server -p 0 -backend backend" and
+// waits for its endpoint.
+func StartGogmlServer(gogml, backend string, extra ...string) (*Server, error) {
+	args := append([]string{"rpc-server", "-p", "0", "-backend", backend}, extra...)
+	return StartServer(exec.Command(gogml, args...), 60*time.Second)
+}
+
+// StartGGMLServer starts the peer's own ggml-rpc-server on a free port
+// (ggml's server has no port 0: the port is picked here) and waits for
+// its endpoint.
+func (p *Peer) StartGGMLServer(port int) (*Server, error) {
+	cmd, err := p.Command(context.Background(), "", "ggml-rpc-server", "-p", fmt.Sprint(port))
+	if err != nil {
+		return nil, err
+	}
+	return StartServer(cmd, 60*time.Second)
+}
