@@ -43,7 +43,8 @@ fuzz:
 	@set -e; for t in \
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
 		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
-		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize; do \
+		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
+		./gguf:FuzzParse; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
 	done
@@ -91,3 +92,15 @@ ptx:
 gpu-check:
 	GO=$(GO) sh scripts/gpu-check/build.sh gpu-check-out
 # --- end cuda ---
+
+# --- gguf ---
+# make gguf-peer: fetch Debian's python3-gguf (llama.cpp 0.7.0's gguf-py)
+# and run the gguf tests against it and, where GOGML_PEER_ROOT (default
+# /tmp/peertest/root) holds Debian's ggml 0.27.0, against ggml's own reader.
+# Without the peers those tests skip, saying so.
+.PHONY: gguf-peer
+GGUF_PEER_DIR ?= /tmp/gogml-gguf-peer
+gguf-peer:
+	sh scripts/gguf-peer.sh $(GGUF_PEER_DIR)
+	GOGML_GGUF_PEER=$(GGUF_PEER_DIR)/root/usr/lib/python3/dist-packages $(GO) test -count=1 -v -run 'Peer|GGML' ./gguf/
+# --- end gguf ---
