@@ -49,7 +49,7 @@ type MemoryStats struct {
 type layer struct {
 	attnNorm, wq, wk, wv, wo *runtime.Tensor
 	ffnNorm, w1, w2, w3      *runtime.Tensor
-	k, v                     *runtime.Tensor // KV cache: k {Dim, Ctx}, v {Ctx, Dim} (transposed)
+	k, v                     *runtime.Tensor // KV cache: k {KVDim, Ctx}, v {Ctx, KVDim} (transposed)
 }
 
 // Model is a llama-style decoder on one backend. It is not safe for
@@ -111,7 +111,13 @@ func New(w *Weights, o Options) (*Model, error) {
 }
 
 func (m *Model) init(w *Weights) error {
-	if err := m.loadWeights(w); err != nil {
+	return m.initWith(func() error { return m.loadWeights(w) })
+}
+
+// initWith places the weights with load, then the KV cache and the graph
+// allocator.
+func (m *Model) initWith(load func() error) error {
+	if err := load(); err != nil {
 		return err
 	}
 	if err := m.allocKV(); err != nil {
@@ -158,7 +164,7 @@ func (m *Model) Close() error {
 
 func (m *Model) loadWeights(w *Weights) error {
 	cfg := m.cfg
-	d, f := int64(cfg.Dim), int64(cfg.FFN)
+	d, f, dkv := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim())
 	if len(w.Layers) != cfg.Layers {
 		return fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
 	}
@@ -190,8 +196,8 @@ func (m *Model) loadWeights(w *Weights) error {
 		m.layers = append(m.layers, layer{
 			attnNorm: vec(p+"attn_norm", lw.AttnNorm),
 			wq:       mat(p+"attn_q", d, d, lw.Wq),
-			wk:       mat(p+"attn_k", d, d, lw.Wk),
-			wv:       mat(p+"attn_v", d, d, lw.Wv),
+			wk:       mat(p+"attn_k", d, dkv, lw.Wk),
+			wv:       mat(p+"attn_v", d, dkv, lw.Wv),
 			wo:       mat(p+"attn_output", d, d, lw.Wo),
 			ffnNorm:  vec(p+"ffn_norm", lw.FFNNorm),
 			w1:       mat(p+"ffn_gate", d, f, lw.W1),
@@ -235,8 +241,8 @@ func (m *Model) allocKV() error {
 	cfg := m.cfg
 	ctx := runtime.NewContext()
 	for l := range m.layers {
-		k := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Dim), int64(cfg.Ctx))
-		v := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Ctx), int64(cfg.Dim))
+		k := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.KVDim()), int64(cfg.Ctx))
+		v := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Ctx), int64(cfg.KVDim()))
 		if k == nil || v == nil {
 			break
 		}
@@ -281,6 +287,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	g := runtime.NewGraph()
 	N, T := int64(n), int64(nPast+n)
 	d, H, hd := int64(cfg.Dim), int64(cfg.Heads), int64(cfg.HeadDim())
+	Hkv, dkv := int64(cfg.NKVHeads()), int64(cfg.KVDim())
 	const f32 = 4
 
 	s := &step{g: g}
@@ -308,13 +315,13 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		h := ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.attnNorm)
 		q := ctx.Reshape(ctx.MulMat(ly.wq, h), hd, H, N)
 		q = named(ctx.RopeExt(q, s.pos, nil, int(hd), runtime.RopeNormal, rp), "q", l)
-		k := ctx.Reshape(ctx.MulMat(ly.wk, h), hd, H, N)
+		k := ctx.Reshape(ctx.MulMat(ly.wk, h), hd, Hkv, N)
 		k = named(ctx.RopeExt(k, s.pos, nil, int(hd), runtime.RopeNormal, rp), "k", l)
-		v := named(ctx.MulMat(ly.wv, h), "v", l) // {d, N}
+		v := named(ctx.MulMat(ly.wv, h), "v", l) // {dkv, N}
 
 		// Write this step's keys and values into their cache slots.
-		kSlot := ctx.View1D(ly.k, N*d, uint64(nPast)*uint64(d)*f32)
-		vSlot := ctx.View2D(ly.v, N, d, uint64(cfg.Ctx)*f32, uint64(nPast)*f32)
+		kSlot := ctx.View1D(ly.k, N*dkv, uint64(nPast)*uint64(dkv)*f32)
+		vSlot := ctx.View2D(ly.v, N, dkv, uint64(cfg.Ctx)*f32, uint64(nPast)*f32)
 		cpyK := ctx.Cpy(k, kSlot)
 		cpyV := ctx.Cpy(ctx.Transpose(v), vSlot)
 		if err := ctx.Err(); err != nil {
@@ -327,11 +334,12 @@ func (m *Model) build(n, nPast int) (*step, error) {
 			return nil, err
 		}
 
-		// Attend over the first nPast+n cached tokens.
-		Q := ctx.Permute(q, 0, 2, 1, 3)                                                         // {hd, N, H}
-		K := ctx.View3D(ly.k, hd, T, H, uint64(d)*f32, uint64(hd)*f32, 0)                       // {hd, T, H}
-		V := ctx.View3D(ly.v, T, hd, H, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, H}
-		kq := named(ctx.MulMat(K, Q), "kq", l)                                                  // {T, N, H}
+		// Attend over the first nPast+n cached tokens; with fewer kv heads
+		// MulMat broadcasts each over Heads/KVHeads query heads.
+		Q := ctx.Permute(q, 0, 2, 1, 3)                                                           // {hd, N, H}
+		K := ctx.View3D(ly.k, hd, T, Hkv, uint64(dkv)*f32, uint64(hd)*f32, 0)                     // {hd, T, Hkv}
+		V := ctx.View3D(ly.v, T, hd, Hkv, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, Hkv}
+		kq := named(ctx.MulMat(K, Q), "kq", l)                                                    // {T, N, H}
 		kq = ctx.DiagMaskInf(kq, nPast)
 		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
 		kqv := ctx.MulMat(V, kq)                                  // {hd, N, H}
