@@ -25,6 +25,22 @@ type Options struct {
 	Strategy gallocr.Strategy
 }
 
+// bufferType is the buffer type for weights and the KV cache: o's, else
+// the backend's default.
+func (o Options) bufferType() (runtime.BufferType, error) {
+	if o.Backend == nil {
+		return nil, fmt.Errorf("%w: no backend", ErrConfig)
+	}
+	bt := o.BufferType
+	if bt == nil {
+		bt = o.Backend.DefaultBufferType()
+	}
+	if bt == nil {
+		return nil, fmt.Errorf("llama: backend %s has no buffer type: %w", o.Backend.Name(), runtime.ErrUnsupported)
+	}
+	return bt, nil
+}
+
 // MemoryStats summarise where a Model's memory went.
 type MemoryStats struct {
 	// WeightsBytes is the size of the weight buffers, WeightsBuffers their
@@ -92,15 +108,9 @@ func New(w *Weights, o Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Backend == nil {
-		return nil, fmt.Errorf("%w: no backend", ErrConfig)
-	}
-	bt := o.BufferType
-	if bt == nil {
-		bt = o.Backend.DefaultBufferType()
-	}
-	if bt == nil {
-		return nil, fmt.Errorf("llama: backend %s has no buffer type: %w", o.Backend.Name(), runtime.ErrUnsupported)
+	bt, err := o.bufferType()
+	if err != nil {
+		return nil, err
 	}
 	m := &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
 	if err := m.init(w); err != nil {
