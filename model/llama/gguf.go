@@ -8,8 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gogml/gogml/backends/cpu"
-	"github.com/gogml/gogml/gallocr"
-	"github.com/gogml/gogml/gguf"
+		"github.com/gogml/gogml/gguf"
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
@@ -348,15 +347,8 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 // uploadGGUF places ctx's tensors in buffers of m.bt and copies each from
 // the mapping, in file order, in chunks of at most uploadChunk bytes.
 func (m *Model) uploadGGUF(ctx *runtime.Context, infos []gguf.TensorInfo, mf *gguf.Mapped, progress func(done, total uint64)) error {
-	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
-	if err != nil {
-		return fmt.Errorf("llama: weights: %w", err)
-	}
-	m.wbuf = buf
-	m.stats.WeightsBytes = buf.Size()
-	m.stats.WeightsBuffers = 1
-	if mb, ok := buf.(*runtime.MultiBuffer); ok {
-		m.stats.WeightsBuffers = len(mb.Parts())
+	if err := m.allocWeights(ctx); err != nil {
+		return err
 	}
 	_ = mf.Advise(unix.MADV_SEQUENTIAL) // a hint; the upload works without it
 	var total, done uint64

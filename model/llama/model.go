@@ -225,15 +225,8 @@ func (m *Model) loadWeights(w *Weights) error {
 			return fmt.Errorf("%w: weight %q has %d values, want %d", ErrConfig, u.t.Name, len(u.v), u.t.Nelements())
 		}
 	}
-	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
-	if err != nil {
-		return fmt.Errorf("llama: weights: %w", err)
-	}
-	m.wbuf = buf
-	m.stats.WeightsBytes = buf.Size()
-	m.stats.WeightsBuffers = 1
-	if mb, ok := buf.(*runtime.MultiBuffer); ok {
-		m.stats.WeightsBuffers = len(mb.Parts())
+	if err := m.allocWeights(ctx); err != nil {
+		return err
 	}
 	for _, u := range ups {
 		b := make([]byte, u.t.NBytes())
@@ -243,6 +236,22 @@ func (m *Model) loadWeights(w *Weights) error {
 		if err := runtime.SetTensorData(u.t, b, 0); err != nil {
 			return fmt.Errorf("llama: upload weight %q: %w", u.t.Name, err)
 		}
+	}
+	return nil
+}
+
+// allocWeights places ctx's tensors in new buffers of m.bt (split by its
+// max size) and records them as the weights.
+func (m *Model) allocWeights(ctx *runtime.Context) error {
+	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
+	if err != nil {
+		return fmt.Errorf("llama: weights: %w", err)
+	}
+	m.wbuf = buf
+	m.stats.WeightsBytes = buf.Size()
+	m.stats.WeightsBuffers = 1
+	if mb, ok := buf.(*runtime.MultiBuffer); ok {
+		m.stats.WeightsBuffers = len(mb.Parts())
 	}
 	return nil
 }
