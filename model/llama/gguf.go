@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gogml/gogml/backends/cpu"
-		"github.com/gogml/gogml/gguf"
+	"github.com/gogml/gogml/gguf"
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
