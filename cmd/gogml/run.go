@@ -37,6 +37,7 @@ type runOptions struct {
 	cfg      llama.Config
 	quiet    bool
 	perToken bool
+	model    string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
@@ -51,6 +52,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.device, "device", 0, "device index for cuda and opengl")
 	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
 	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")
+	fs.StringVar(&o.prompt, "prompt-ids", "1,2,3,4", "the same as -prompt")
+	fs.StringVar(&o.model, "model", "", "run this GGUF file (llama family) instead of the random weights")
 	fs.IntVar(&o.n, "n", 16, "tokens to generate")
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
@@ -168,6 +171,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.model != "" {
+		if o.cfg, err = ggufRunConfig(o, prompt); err != nil {
+			return err
+		}
+	}
 	if err := o.cfg.CheckGenerate(prompt, o.n); err != nil {
 		return err
 	}
@@ -192,8 +200,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", be.Name(), dev.Description)
 
 	t0 := time.Now()
-	w := llama.GenerateWeights(cfg)
-	m, err := llama.New(w, llama.Options{Backend: be, BufferType: bt, Strategy: strat})
+	m, err := newRunModel(o, be, bt, strat, stderr)
 	if err != nil {
 		return err
 	}

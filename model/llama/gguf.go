@@ -72,7 +72,7 @@ func DemoVocab(n int) (tokens []string, scores []float32, types []int32) {
 			s = fmt.Sprintf("tok%d", i)
 		}
 		tokens = append(tokens, s)
-		scores = append(scores, -float32(i))
+		scores = append(scores, float32(-i))
 		types = append(types, tt)
 	}
 	return tokens, scores, types
@@ -445,4 +445,17 @@ func (m *Model) ggufTensors(f *gguf.File) (*runtime.Context, []gguf.TensorInfo, 
 		return nil, nil, fmt.Errorf("llama: weights: %w", err)
 	}
 	return ctx, infos, nil
+}
+
+// CheckGGUF reports whether this decoder can run the file, without placing
+// anything: the hyperparameters (ConfigFromGGUF) and every tensor's
+// presence, shape and type.
+func CheckGGUF(f *gguf.File) (Config, error) {
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		return cfg, err
+	}
+	m := &Model{cfg: cfg}
+	_, _, err = m.ggufTensors(f)
+	return cfg, err
 }
