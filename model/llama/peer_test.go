@@ -182,3 +182,97 @@ func TestLlamaCppLogits(t *testing.T) {
 		})
 	}
 }
+
+// pyLlama writes a llama file with gguf-py's GGUFWriter, in shapes our
+// writer does not make: tied output (no output.weight), one kv head,
+// RoPE base 5e5, eps 1e-6, 64-byte alignment, an SPM vocabulary with all
+// 256 byte tokens, f16 matrices. argv: PATH SEED.
+const pyLlama = `
+import sys, numpy as np
+from gguf import GGUFWriter, TokenType
+path, seed = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(seed)
+V, D, H, KV, L, F, CTX = 259, 64, 4, 1, 2, 160, 128
+hd = D // H
+w = GGUFWriter(path, 'llama')
+w.add_custom_alignment(64)
+w.add_context_length(CTX); w.add_embedding_length(D); w.add_block_count(L); w.add_feed_forward_length(F)
+w.add_head_count(H); w.add_head_count_kv(KV); w.add_rope_dimension_count(hd)
+w.add_rope_freq_base(500000.0); w.add_layer_norm_rms_eps(1e-6)
+toks = ['<unk>', '<s>', '</s>'] + ['<0x%02X>' % b for b in range(256)]
+types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
+w.add_tokenizer_model('llama'); w.add_token_list(toks); w.add_token_scores([0.0] * V); w.add_token_types(types)
+w.add_bos_token_id(1); w.add_eos_token_id(2)
+def mat(out, inp):  # numpy shape (out, in) is GGUF ne {in, out}
+    return (rng.uniform(-1, 1, (out, inp)) * np.sqrt(3 / inp)).astype(np.float16)
+def norm():
+    return (1 + 0.1 * rng.uniform(-1, 1, D)).astype(np.float32)
+w.add_tensor('token_embd.weight', rng.uniform(-1, 1, (V, D)).astype(np.float16))
+for l in range(L):
+    b = 'blk.%d.' % l
+    w.add_tensor(b + 'attn_norm.weight', norm())
+    w.add_tensor(b + 'attn_q.weight', mat(D, D)); w.add_tensor(b + 'attn_k.weight', mat(KV * hd, D))
+    w.add_tensor(b + 'attn_v.weight', mat(KV * hd, D)); w.add_tensor(b + 'attn_output.weight', mat(D, D))
+    w.add_tensor(b + 'ffn_norm.weight', norm())
+    w.add_tensor(b + 'ffn_gate.weight', mat(F, D)); w.add_tensor(b + 'ffn_up.weight', mat(F, D)); w.add_tensor(b + 'ffn_down.weight', mat(D, F))
+w.add_tensor('output_norm.weight', norm())
+w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+`
+
+// TestPeerWrittenLlama: a llama file written by python3-gguf (MQA, tied
+// output, another RoPE base and eps, alignment 64) runs in gogml with
+// llama.cpp's logits and greedy tokens. Needs both peers.
+func TestPeerWrittenLlama(t *testing.T) {
+	peer := llamaPeer(t)
+	dir := os.Getenv("GOGML_GGUF_PEER")
+	if dir == "" {
+		dir = "/tmp/gogml-gguf-peer/root/usr/lib/python3/dist-packages"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gguf", "gguf_writer.py")); err != nil {
+		t.Skipf("SKIP: python3-gguf not found in %s (run scripts/gguf-peer.sh, or set GOGML_GGUF_PEER): not run", dir)
+	}
+	path := filepath.Join(t.TempDir(), "py-llama.gguf")
+	cmd := exec.Command("/usr/bin/python3", "-c", pyLlama, path, "5")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("SKIP: python3-gguf could not write the file (%v): %s", err, out)
+	}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Ctx: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := m.Config()
+	if cfg.NKVHeads() != 1 || cfg.RopeBase != 500000 || cfg.Eps != 1e-6 || m.output != m.tokEmb {
+		t.Fatalf("config %+v (tied output %v)", cfg, m.output == m.tokEmb)
+	}
+	prompt := []int32{1, 75, 107, 111, 3, 258}
+	const ngen = 16
+	logits, err := m.Eval(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := cfg.Vocab
+	gen := []int32{int32(Argmax(logits[len(logits)-V:]))}
+	for len(gen) < ngen {
+		row, err := m.Eval(gen[len(gen)-1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen = append(gen, int32(Argmax(row)))
+	}
+	ref := peer(path, false, "f32", ngen, prompt)
+	var worst float64
+	for p := range prompt {
+		worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
+	}
+	t.Logf("prompt logits NMSE vs llama.cpp: %.3g", worst)
+	if worst > 1e-6 || math.IsNaN(worst) {
+		t.Errorf("prompt logits NMSE %.3g > 1e-6", worst)
+	}
+	if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
+		t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+	}
+}
