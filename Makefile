@@ -44,7 +44,7 @@ fuzz:
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
 		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
-		./gguf:FuzzParse; do \
+		./gguf:FuzzParse ./model/llama:FuzzCheckGGUF; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
 	done
