@@ -202,19 +202,44 @@ func ggufWriteDemo(args []string, stdout, stderr io.Writer) error {
 
 // ggufRunConfig is the shape gogml run -model uses: the file's, with a KV
 // cache for the prompt and the tokens asked for (at least -ctx, at most
-// the file's context length).
-func ggufRunConfig(o *runOptions, prompt []int32) (llama.Config, error) {
+// the file's context length). With -text the prompt is the text's tokens.
+func ggufRunConfig(o *runOptions, prompt []int32) (llama.Config, []int32, error) {
 	m, err := gguf.Open(o.model)
 	if err != nil {
-		return llama.Config{}, err
+		return llama.Config{}, nil, err
 	}
 	defer m.Close()
 	cfg, err := llama.CheckGGUF(m.File)
 	if err != nil {
-		return cfg, fmt.Errorf("%s: %w", o.model, err)
+		return cfg, nil, fmt.Errorf("%s: %w", o.model, err)
+	}
+	if o.text != "" {
+		tok, err := llama.TokenizerFromGGUF(m.File)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("-text: %s: %w", o.model, err)
+		}
+		prompt = tok.Encode(o.text, true)
 	}
 	cfg.Ctx = min(cfg.Ctx, max(o.cfg.Ctx, len(prompt)+o.n))
-	return cfg, nil
+	return cfg, prompt, nil
+}
+
+// printGeneratedText prints the prompt and the generated ids as text when
+// the -model file has a vocabulary gogml can decode.
+func printGeneratedText(o *runOptions, w io.Writer, prompt, gen []int32) {
+	if o.model == "" {
+		return
+	}
+	m, err := gguf.Open(o.model)
+	if err != nil {
+		return
+	}
+	defer m.Close()
+	tok, err := llama.TokenizerFromGGUF(m.File)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(w, "prompt ids: %v\ntext: %q + %q\n", prompt, tok.Decode(prompt), tok.Decode(gen))
 }
 
 // newRunModel places gogml run's model: the -model file's weights, or

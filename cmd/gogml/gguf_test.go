@@ -40,6 +40,11 @@ func TestGGUFCommands(t *testing.T) {
 			t.Errorf("built-in %q, from the file %q", a, b)
 		}
 	}
+	// -text goes through the file's vocabulary (" hi" as byte tokens).
+	if got := runOut(t, "-model", path, "-text", "hi", "-n", "2", "-q"); !strings.Contains(got, "prompt ids: [1 229 153 132 107 108]") ||
+		!strings.Contains(got, `text: " hi" + `) {
+		t.Errorf("run -text:\n%s", got)
+	}
 	// A file gogml cannot run: info says why, run fails naming it.
 	bad := filepath.Join(dir, "bad.gguf")
 	if err := os.WriteFile(bad, []byte("GGUF\x03\x00\x00\x00"+strings.Repeat("\x00", 16)), 0o644); err != nil {

@@ -38,6 +38,7 @@ type runOptions struct {
 	quiet    bool
 	perToken bool
 	model    string
+	text     string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
@@ -54,6 +55,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")
 	fs.StringVar(&o.prompt, "prompt-ids", "1,2,3,4", "the same as -prompt")
 	fs.StringVar(&o.model, "model", "", "run this GGUF file (llama family) instead of the random weights")
+	fs.StringVar(&o.text, "text", "", "with -model: a text prompt, tokenized with the file's vocabulary (replaces -prompt)")
 	fs.IntVar(&o.n, "n", 16, "tokens to generate")
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
@@ -172,7 +174,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.model != "" {
-		if o.cfg, err = ggufRunConfig(o, prompt); err != nil {
+		if o.cfg, prompt, err = ggufRunConfig(o, prompt); err != nil {
 			return err
 		}
 	}
@@ -254,6 +256,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		ids[i] = strconv.Itoa(int(t))
 	}
 	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	printGeneratedText(o, stdout, prompt, res.Generated)
 	if n := len(res.TokenTimes); n > 0 {
 		ts := append([]time.Duration(nil), res.TokenTimes...)
 		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gogml/gogml/gguf"
 )
@@ -216,8 +215,8 @@ func utf8SeqLen(c byte) int {
 	return 4
 }
 
-// Decode turns ids back into text: U+2581 becomes a space, byte tokens
-// their byte, control tokens nothing. Ids outside the vocabulary are
+// Decode turns ids back into text: byte tokens become their byte, U+2581
+// a space, BOS and EOS nothing, invalid UTF-8 U+FFFD. Ids outside the vocabulary are
 // skipped.
 func (t *Tokenizer) Decode(ids []int32) string {
 	var b []byte
@@ -233,10 +232,8 @@ func (t *Tokenizer) Decode(ids []int32) string {
 				continue
 			}
 		}
-		b = append(b, strings.ReplaceAll(s, "\u2581", " ")...)
+		b = append(b, s...)
 	}
-	if !utf8.Valid(b) {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	return string(b)
+	// U+2581 may also come out of byte tokens, so it is replaced last.
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\u2581", " ")
 }
