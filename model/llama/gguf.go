@@ -314,10 +314,11 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 		if err != nil {
 			return err
 		}
-		inPlace := !o.Copy && bt.IsHost() && bt.MaxSize() == runtime.NoMaxSize
+		// In place needs the file's tensors aligned as the CPU buffers'
+		// are (GGUF's default 32); a smaller general.alignment is copied.
+		inPlace := !o.Copy && bt.IsHost() && bt.MaxSize() == runtime.NoMaxSize && mf.Alignment >= cpu.DefaultAlignment
 		if inPlace {
-			align := min(mf.Alignment, cpu.DefaultAlignment)
-			buf, err := cpu.BufferFromHostMemory(mf.Bytes(), align, true, mf.Close)
+			buf, err := cpu.BufferFromHostMemory(mf.Bytes(), cpu.DefaultAlignment, true, mf.Close)
 			if err != nil {
 				return err
 			}
