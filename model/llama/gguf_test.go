@@ -2,6 +2,7 @@ package llama
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -151,5 +152,56 @@ func TestGGUFErrors(t *testing.T) {
 				t.Fatalf("error %q, want %v containing %q", err, tc.want, tc.msg)
 			}
 		})
+	}
+}
+
+// TestGGUFSmallAlignment: a file with general.alignment 8 (legal GGUF)
+// is copied into CPU buffers instead of used in place, with the same
+// logits.
+func TestGGUFSmallAlignment(t *testing.T) {
+	cfg := testConfig()
+	cfg.WeightType = runtime.TypeQ8_0
+	w := GenerateWeights(cfg)
+	src, err := gguf.Open(writeDemo(t, w, runtime.TypeQ8_0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	gw := gguf.NewWriter()
+	if err := gw.Set(gguf.KeyAlignment, gguf.Of(uint32(8))); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range src.KV {
+		if err := gw.Set(kv.Key, kv.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ti := range src.Tensors {
+		d, err := src.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.AddTensor(ti.Name, ti.Type, ti.Shape(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "align8.gguf")
+	if err := gw.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if name := m.wbuf.Type().Name(); name == "CPU_Mapped" {
+		t.Errorf("alignment 8: weights used in place")
+	}
+	prompt := []int32{1, 5, 9}
+	want := evalAll(t, newModel(t, w, 2, Options{}), prompt)
+	if got := evalAll(t, m, prompt); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Error("logits differ from New's")
 	}
 }
