@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gogml/gogml/internal/rpcwire"
+	"github.com/gogml/gogml/rpcserver"
+	"github.com/gogml/gogml/runtime"
+)
+
+// rpcServerOptions are gogml rpc-server's flags.
+type rpcServerOptions struct {
+	host        string
+	port        int
+	backends    string
+	threads     int
+	cacheDir    string
+	allowRemote bool
+	debug       bool
+}
+
+func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, error) {
+	o := &rpcServerOptions{}
+	fs := flag.NewFlagSet("rpc-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gogml rpc-server [flags]\n\nServes gogml backends over ggml's RPC protocol 8.0.0 (ggml 0.27.0), one device\nper listed backend, to llama.cpp --rpc, test-backend-ops and other ggml clients.\nThe protocol has no authentication: bind beyond loopback only on trusted networks.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.host, "H", "127.0.0.1", "host to bind to")
+	fs.IntVar(&o.port, "p", 50052, "port to bind to (0: pick a free one)")
+	fs.StringVar(&o.backends, "backend", "cpu", "comma-separated backends, one device each: cpu, opengl[:N], cuda[:N]")
+	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
+	fs.StringVar(&o.cacheDir, "c", "", "local cache directory for tensor data (enables SET_TENSOR_HASH)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow binding to a non-loopback address")
+	fs.BoolVar(&o.debug, "debug", os.Getenv("GGML_RPC_DEBUG") != "", "log every command (default on when GGML_RPC_DEBUG is set)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.port < 0 || o.port > 65535 {
+		return nil, fmt.Errorf("-p %d: not a port", o.port)
+	}
+	return o, nil
+}
+
+// isLoopback reports whether host names only the local machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// openRPCBackends opens each listed backend ("cpu", "opengl:1", "cuda").
+func openRPCBackends(list string, threads int) ([]runtime.Backend, error) {
+	var out []runtime.Backend
+	closeAll := func() {
+		for _, b := range out {
+			b.Close()
+		}
+	}
+	for _, spec := range strings.Split(list, ",") {
+		name, idx, _ := strings.Cut(strings.TrimSpace(spec), ":")
+		dev := 0
+		if idx != "" {
+			n, err := strconv.Atoi(idx)
+			if err != nil || n < 0 {
+				closeAll()
+				return nil, fmt.Errorf("-backend %q: bad device index", spec)
+			}
+			dev = n
+		}
+		b, _, err := openBackend(&runOptions{backend: name, device: dev, threads: threads}, 0)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func runRPCServer(args []string, stdout, stderr io.Writer) error {
+	o, err := parseRPCServerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if !isLoopback(o.host) {
+		if !o.allowRemote {
+			return fmt.Errorf("-H %s is not a loopback address: the RPC protocol has no authentication, pass -allow-remote to bind there anyway", o.host)
+		}
+		fmt.Fprintf(stderr, "WARNING: serving on %s: anyone who can reach this port can read and write the server's memory buffers and run graphs; use only on a trusted network\n", o.host)
+	}
+	if o.cacheDir != "" {
+		if err := os.MkdirAll(o.cacheDir, 0o755); err != nil {
+			return fmt.Errorf("-c: %w", err)
+		}
+	}
+	backends, err := openRPCBackends(o.backends, o.threads)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, b := range backends {
+			b.Close()
+		}
+	}()
+	srv, err := rpcserver.New(rpcserver.Options{Backends: backends, CacheDir: o.cacheDir, Log: stderr, Debug: o.debug})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp4", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
+	if err != nil {
+		return err
+	}
+	printBanner(stdout, srv, ln.Addr().String(), o.cacheDir)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			srv.Close()
+		}
+	}()
+	err = srv.Serve(ln)
+	if errors.Is(err, rpcserver.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// printBanner prints the start lines in ggml rpc-server's format, so
+// scripts can read the endpoint (with the real port for -p 0) the same way
+// from both servers.
+func printBanner(w io.Writer, srv *rpcserver.Server, endpoint, cacheDir string) {
+	if cacheDir == "" {
+		cacheDir = "n/a"
+	}
+	fmt.Fprintf(w, "Starting RPC server v%d.%d.%d\n", rpcwire.ProtoMajor, rpcwire.ProtoMinor, rpcwire.ProtoPatch)
+	fmt.Fprintf(w, "  endpoint       : %s\n", endpoint)
+	fmt.Fprintf(w, "  local cache    : %s\n", cacheDir)
+	fmt.Fprintf(w, "Devices:\n")
+	for i := range srv.Devices() {
+		fmt.Fprintf(w, "  %s\n", srv.DeviceLine(i))
+	}
+	fmt.Fprintf(w, "  transport      : TCP\n")
+}

@@ -1,0 +1,252 @@
+package rpcserver
+
+import (
+	"fmt"
+
+	"github.com/gogml/gogml/internal/rpcwire"
+	"github.com/gogml/gogml/runtime"
+)
+
+// flagCompute is ggml 0.27.0's GGML_TENSOR_FLAG_COMPUTE: only nodes that
+// carry it are computed (the rest belong to another split).
+const flagCompute = 16
+
+// maxDepth bounds the recursion over sources and view sources.
+const maxDepth = 1 << 16
+
+// storedGraph is a deserialized graph, kept for GRAPH_RECOMPUTE.
+type storedGraph struct {
+	dev   *device
+	graph *runtime.Graph
+	// nodes are the computed nodes, with their spans for poisoning.
+	nodes []*wtensor
+	// unsupported names why the backend cannot run the graph ("" if it
+	// can).
+	unsupported string
+}
+
+// graphBuilder links decoded tensors by the client's ids.
+type graphBuilder struct {
+	c     *conn
+	byID  map[uint64]*rpcwire.Tensor
+	done  map[uint64]*wtensor
+	onWay map[uint64]bool
+}
+
+// tensor returns the linked tensor of id, decoding it and its sources and
+// view source first.
+func (b *graphBuilder) tensor(id uint64, depth int) (*wtensor, error) {
+	if wt := b.done[id]; wt != nil {
+		return wt, nil
+	}
+	if b.onWay[id] {
+		return nil, fmt.Errorf("tensor id %#x depends on itself: %w", id, ErrBadTensor)
+	}
+	if depth > maxDepth {
+		return nil, fmt.Errorf("tensor id %#x: sources nested deeper than %d: %w", id, maxDepth, ErrBadTensor)
+	}
+	w := b.byID[id]
+	if w == nil {
+		return nil, fmt.Errorf("tensor id %#x is not in the graph: %w", id, ErrBadTensor)
+	}
+	b.onWay[id] = true
+	defer delete(b.onWay, id)
+	wt, err := b.c.decodeTensor(w, decodeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for i, sid := range w.Src {
+		if sid == 0 {
+			continue
+		}
+		s, err := b.tensor(sid, depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q source %d: %w", wt.t.Name, i, err)
+		}
+		wt.t.Src[i] = s.t
+	}
+	if w.ViewSrc != 0 {
+		vs, err := b.tensor(w.ViewSrc, depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("view %q: %w", wt.t.Name, err)
+		}
+		if err := linkView(wt, vs); err != nil {
+			return nil, err
+		}
+	}
+	b.done[id] = wt
+	return wt, nil
+}
+
+// linkView checks that view wt lies inside its source vs and points wt at
+// the base tensor of vs, as gogml's views require.
+func linkView(wt, vs *wtensor) error {
+	name := wt.t.Name
+	if wt.rb != vs.rb {
+		return fmt.Errorf("view %q: not in the buffer of its source %q: %w", name, vs.t.Name, runtime.ErrView)
+	}
+	if wt.rb != nil && !wt.empty {
+		if wt.data < vs.data || wt.data-vs.data > vs.nbytes || wt.nbytes > vs.nbytes-(wt.data-vs.data) {
+			return fmt.Errorf("view %q: bytes [%#x, +%d) outside its source %q [%#x, +%d): %w",
+				name, wt.data, wt.nbytes, vs.t.Name, vs.data, vs.nbytes, runtime.ErrView)
+		}
+	}
+	base := vs.t.Base()
+	wt.t.ViewSrc = base
+	if wt.rb != nil && base.Buffer != nil && wt.t.Offset >= base.Offset {
+		wt.t.ViewOffs = wt.t.Offset - base.Offset
+	}
+	return nil
+}
+
+// graphCompute deserializes, checks and runs a GRAPH_COMPUTE payload.
+func (c *conn) graphCompute(p []byte) error {
+	g, err := rpcwire.DecodeGraph(p)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	d, err := c.device(g.Device)
+	if err != nil {
+		return err
+	}
+	c.debugf("[graph_compute] device: %d, uid: %d, n_nodes: %d, n_tensors: %d", g.Device, g.UID, len(g.Nodes), len(g.Tensors))
+	// Evict exactly when ggml's client does (see GraphCacheMax).
+	stored := c.graphs[d.index]
+	if g.UID != 0 && len(stored) >= rpcwire.GraphCacheMax {
+		clear(stored)
+	}
+	b := &graphBuilder{c: c, byID: make(map[uint64]*rpcwire.Tensor, len(g.Tensors)),
+		done: make(map[uint64]*wtensor, len(g.Tensors)), onWay: map[uint64]bool{}}
+	for i := range g.Tensors {
+		if _, dup := b.byID[g.Tensors[i].ID]; !dup {
+			b.byID[g.Tensors[i].ID] = &g.Tensors[i]
+		}
+	}
+	sg := &storedGraph{dev: d}
+	var nodes []*runtime.Tensor
+	inGraph := map[*runtime.Tensor]bool{}
+	for i, id := range g.Nodes {
+		if id == 0 {
+			continue
+		}
+		wt, err := b.tensor(id, 0)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+		t := wt.t
+		if inGraph[t] || t.Flags&flagCompute == 0 || wt.empty || t.Op == runtime.OpNone || t.Op.IsViewOp() {
+			continue
+		}
+		if wt.rb == nil {
+			return fmt.Errorf("node %d %q has no memory: %w", i, t.Name, runtime.ErrNotAllocated)
+		}
+		if why := c.checkSources(d, wt); why != "" && sg.unsupported == "" {
+			sg.unsupported = why
+		}
+		inGraph[t] = true
+		nodes = append(nodes, t)
+		sg.nodes = append(sg.nodes, wt)
+	}
+	graph, err := runtime.NewGraphFrom(nil, nodes)
+	if err != nil {
+		return err
+	}
+	sg.graph = graph
+	if g.UID != 0 {
+		stored[g.UID] = sg
+	}
+	c.run(sg)
+	return nil
+}
+
+// checkSources reports why the device cannot compute node wt: an op the
+// backend lacks, an empty source, or memory it cannot reach. "" if none.
+func (c *conn) checkSources(d *device, wt *wtensor) string {
+	t := wt.t
+	if !d.backend.SupportsBufferType(wt.rb.buf.Type()) {
+		return fmt.Sprintf("node %q: %s cannot compute in %s memory", t.Name, d.backend.Name(), wt.rb.buf.Type().Name())
+	}
+	for i, s := range t.Src {
+		if s == nil {
+			continue
+		}
+		if s.Buffer == nil {
+			return fmt.Sprintf("node %q: source %d %q has no memory", t.Name, i, s.Name)
+		}
+		for _, n := range s.Ne {
+			if n == 0 {
+				return fmt.Sprintf("node %q: source %d %q has no elements", t.Name, i, s.Name)
+			}
+		}
+		if !d.backend.SupportsBufferType(s.Buffer.Type()) {
+			return fmt.Sprintf("node %q: source %d in %s memory", t.Name, i, s.Buffer.Type().Name())
+		}
+	}
+	d.mu.Lock()
+	ok := d.backend.SupportsOp(t)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Sprintf("unsupported op %s (node %q, %s %v)", opDesc(t), t.Name, t.Type, t.Ne)
+	}
+	return ""
+}
+
+// opDesc names a node's op as ggml's test-backend-ops does: the unary or
+// GLU function for those ops.
+func opDesc(t *runtime.Tensor) string {
+	switch t.Op {
+	case runtime.OpUnary:
+		return t.UnaryOp().String()
+	case runtime.OpGlu:
+		return runtime.GluOp(t.OpParams[0]).String()
+	}
+	return t.Op.String()
+}
+
+// run computes a graph, or, when the backend cannot, fills its nodes'
+// bytes with 0xFF (NaN in float types) and logs why: the protocol has no
+// answer to GRAPH_COMPUTE, and a poisoned result is visible where a stale
+// one would not be.
+func (c *conn) run(sg *storedGraph) {
+	d := sg.dev
+	why := sg.unsupported
+	if why == "" && sg.graph.NumNodes() > 0 {
+		d.mu.Lock()
+		err := d.backend.Compute(sg.graph)
+		d.mu.Unlock()
+		if err != nil {
+			why = fmt.Sprintf("compute failed: %v", err)
+		}
+	}
+	if why == "" {
+		return
+	}
+	c.s.logf("[graph_compute] device %d: %s: %d node outputs filled with NaN", d.index, why, len(sg.nodes))
+	for _, wt := range sg.nodes {
+		if wt.nbytes == 0 {
+			continue
+		}
+		off := wt.data - wt.rb.base
+		wt.rb.dev.mu.Lock()
+		err := wt.rb.buf.MemsetTensor(byteTensor(wt.rb, off, wt.nbytes), 0xFF, 0, wt.nbytes)
+		wt.rb.dev.mu.Unlock()
+		if err != nil {
+			c.s.logf("[graph_compute] poison %q: %v", wt.t.Name, err)
+		}
+	}
+}
+
+// graphRecompute runs a stored graph again.
+func (c *conn) graphRecompute(dev uint32, uid uint64) error {
+	d, err := c.device(dev)
+	if err != nil {
+		return err
+	}
+	sg := c.graphs[d.index][uid]
+	if sg == nil {
+		return fmt.Errorf("device %d: graph with uid %d not found: %w", dev, uid, ErrMalformed)
+	}
+	c.debugf("[graph_recompute] device: %d, uid: %d", dev, uid)
+	c.run(sg)
+	return nil
+}
