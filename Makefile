@@ -13,6 +13,7 @@ help:
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
 	@echo "make ptx       regenerate the CUDA PTX from internal/kernels/cuda/*.cu (needs nvcc; see the cuda block)"
 	@echo "make gpu-check build the NVIDIA device check (test + bench binaries and a runner script)"
+	@echo "make device-check  build device-check-out/: the CUDA and OpenGL device checks for one run (scripts/gpu-check/README)"
 
 build:
 	CGO_ENABLED=0 $(GO) build ./...
@@ -50,7 +51,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin gpu-check-out gl-gpu-check-out
+	rm -rf bin gpu-check-out gl-gpu-check-out device-check-out
 
 # --- opengl ---
 # The OpenGL backend builds with the tags "opengl egl" (go-gl links only
@@ -86,11 +87,16 @@ run-opengl:
 # make gpu-check: build gpu-check-out/ (cuda.test, gogml, run.sh) here; on
 # an NVIDIA machine run gpu-check-out/run.sh [results-dir] (no Go needed;
 # see scripts/gpu-check/README).
-.PHONY: ptx gpu-check
+# make device-check: build device-check-out/ (cuda/, gl/, device-check.sh,
+# under 60 MiB) for one device `run` that checks CUDA then OpenGL in 8
+# minutes: the exact call is in scripts/gpu-check/README.
+.PHONY: ptx gpu-check device-check
 ptx:
 	sh internal/kernels/cuda/genptx.sh
 gpu-check:
 	GO=$(GO) sh scripts/gpu-check/build.sh gpu-check-out
+device-check:
+	GO=$(GO) sh scripts/gpu-check/bundle.sh device-check-out
 # --- end cuda ---
 
 # --- gguf ---

@@ -75,7 +75,7 @@ func RunOps(t *testing.T, be runtime.Backend, opts ...OpOption) {
 	for _, o := range opts {
 		o(&c)
 	}
-	cases := opCases(c.reduced)
+	cases := append(opCases(c.reduced), typeCases(c.reduced)...)
 	claimed := map[string]bool{}
 	var skipped []string
 	for _, oc := range cases {

@@ -41,14 +41,11 @@ type Backend struct {
 	cleanup goruntime.Cleanup
 	scratch *scratchPool // not part of Backend's memory: jobs held by workers point at it
 	minWork int64        // minWorkPerThread, lowered by tests to split every node
-	// quantMaxM: quantized MUL_MATs with at most this many activation
-	// rows run on integer dots, larger ones dequantize into the f32 GEMM.
-	quantMaxM int64
 }
 
 // NewBackend returns a CPU backend configured by o.
 func NewBackend(o BackendOptions) *Backend {
-	b := &Backend{bt: o.BufferType, scratch: &scratchPool{}, minWork: minWorkPerThread, quantMaxM: qMaxM}
+	b := &Backend{bt: o.BufferType, scratch: &scratchPool{}, minWork: minWorkPerThread}
 	if b.bt == nil {
 		b.bt = DefaultBufferType()
 	}
@@ -185,11 +182,17 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	}
 	nth := b.threadsFor(n)
 	if n.Op == runtime.OpMulMat {
-		if quant, dot, rows := mulMatQuantKernels(n, mem[0], mem[1], mem[2], scratch, b.quantMaxM); dot != nil {
+		if quant, dot, rows := mulMatQuantKernels(n, mem[0], mem[1], mem[2], scratch, b.threads); dot != nil {
 			if err := b.pool.run(b.threadsForWork(rows*n.Src[0].Ne[0]*4), quant); err != nil {
 				return err
 			}
 			return b.pool.run(nth, dot)
+		}
+		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.threads); mm != nil {
+			if err := b.pool.run(b.threadsForWork(rows*n.Src[1].Ne[0]), round); err != nil {
+				return err
+			}
+			return b.pool.run(nth, mm)
 		}
 	}
 	if f := fastKernel(n, mem[0], mem[1:], scratch, nth); f != nil {

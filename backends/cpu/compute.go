@@ -223,8 +223,17 @@ func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) erro
 // a few rows at a time into per-worker scratch, the workers splitting a's
 // rows.
 func mulMatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	if b := t.Src[1]; !f32Layout(b, bm) || cpukernels.VecDotType(t.Src[0].Type) != runtime.TypeF32 {
+		return nil // activations to round first: mulMatHalfKernels, mulMatQuantKernels
+	}
+	return mulMatKernelB(t, dm, am, bm, t.Src[1].Nb, sp, nth)
+}
+
+// mulMatKernelB is mulMatKernel with the activations (f32, dense rows) at
+// bm with strides bnb in place of t.Src[1]'s.
+func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scratchPool, nth int) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
-	if !f32Layout(t, dm) || !f32Layout(b, bm) || !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
+	if !f32Layout(t, dm) || !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
 		return nil
 	}
 	if a.Type == runtime.TypeF32 && !f32Layout(a, am) {
@@ -232,7 +241,7 @@ func mulMatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int
 	}
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	lda, ldc := int64(b.Nb[1]/4), int64(t.Nb[1]/4)
+	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
 	chunk := max(4, min(64, 16384/k))
 	rowBytes := a.Type.RowSize(k)
 	if a.Type != runtime.TypeF32 {
@@ -241,7 +250,7 @@ func mulMatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int
 	return func(ith, nth int) error {
 		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
 			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
-				A := floats(bm, off3(b.Nb, 0, i2, i3), (m-1)*lda+k)
+				A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
 				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
 				if a.Type == runtime.TypeF32 {
@@ -299,7 +308,7 @@ func copyKernel(t *runtime.Tensor, dm, sm []byte, sp *scratchPool, nth int) func
 		if err := cpukernels.ToFloat(s.Type, sm[so:so+sn], row); err != nil {
 			return fmt.Errorf("tensor %s: %w", t, err)
 		}
-		if err := cpukernels.FromFloat(t.Type, row, dm[do:do+dn]); err != nil {
+		if err := cpukernels.FromFloatCPU(t.Type, row, dm[do:do+dn]); err != nil {
 			return fmt.Errorf("tensor %s: %w", t, err)
 		}
 		return nil

@@ -1,19 +1,22 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
 	"github.com/gogml/gogml/runtime"
 )
 
-// This file holds MUL_MAT with q8_0 and q4_0 weights the way ggml runs it:
-// the f32 activation rows (src1) are quantized to q8_0 once per node, then
-// every output element is an integer-SIMD dot of q8_0 (or q4_0) weight
-// blocks with q8_0 activation blocks (vec.DotQ8_0Rows, vec.DotQ4_0Rows).
+// This file holds MUL_MAT with quantized weights the way ggml's CPU
+// backend runs it: the activation rows (src1) are quantized once per node
+// to the weights' vec_dot type (q8_0 for q4_0, q5_0, q8_0; q8_1 for q4_1,
+// q5_1; q8_K for the k-quants) with ggml's CPU quantizers, then every
+// output element is an integer dot of weight blocks with activation blocks
+// (vec.DotQ*Rows). The activations are always quantized, whatever the
+// shape: above qMaxM activation rows the same rounded activations go
+// through the f32 GEMM instead (mulMatRoundedKernels), so a result depends
+// on the batch size only through the order of float sums.
 
 // Output tiles of the quantized product: qTileN weight rows (kept in cache)
 // by qTileM activation rows.
@@ -22,92 +25,109 @@ const (
 	qTileM = 64
 )
 
-// qMinN is the fewest weight rows for which the activations are
-// quantized: quantizing a row costs about as much as a few row dots, so
-// narrower products (a single output column) run on the dequantizing path,
-// which is also free of the activation rounding.
-const qMinN = 4
-
-// qMaxM is the most activation rows for which the integer dots run: above
-// it, dequantizing each weight row once and running the register-blocked
-// f32 GEMM is faster (BenchmarkMulMatQuantPaths).
-const qMaxM = 96
-
-// quantizeRowQ8 writes x (a multiple of 32 elements) as q8_0 blocks into
-// dst, byte for byte as cpukernels.QuantizeRowQ8_0 (ggml's reference) does,
-// only faster: round-half-away-from-zero of the float32 product v·id is
-// done as truncation of v·id ± 0.5 in float64, exact for every float32.
-func quantizeRowQ8(x []float32, dst []byte) error {
-	nb := len(x) / vec.QK
-	if len(x)%vec.QK != 0 || len(dst) < nb*vec.Q8_0BlockSize {
-		return fmt.Errorf("q8_0: %d elements into %d bytes: %w", len(x), len(dst), runtime.ErrShape)
-	}
-	for i := 0; i < nb; i++ {
-		xs := x[i*vec.QK : (i+1)*vec.QK : (i+1)*vec.QK]
-		blk := dst[i*vec.Q8_0BlockSize : (i+1)*vec.Q8_0BlockSize : (i+1)*vec.Q8_0BlockSize]
-		var amax float32
-		for _, v := range xs {
-			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
-		}
-		if amax > math.MaxFloat32 || amax != amax {
-			// Inf or NaN: the reference's own (conversion-defined) bytes.
-			if err := cpukernels.QuantizeRowQ8_0(xs, blk); err != nil {
-				return err
-			}
-			continue
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		binary.LittleEndian.PutUint16(blk, cpukernels.F32ToF16(d))
-		q := blk[2:]
-		for j, v := range xs {
-			r := float64(v * id)
-			if r >= 0 {
-				q[j] = byte(int8(r + 0.5))
-			} else {
-				q[j] = byte(int8(r - 0.5))
-			}
-		}
-	}
-	return nil
+// qKernel is the quantized product of one weight type: the activations'
+// type, its quantizer, and the row dot.
+type qKernel struct {
+	act   runtime.Type
+	quant func([]float32, []byte) error
+	dot   func(dst []float32, w []byte, stride int, y []byte, nb int) error
+	// maxM is the most activation rows run on the integer dots; larger
+	// products go to mulMatRoundedKernels.
+	maxM int64
 }
 
-// mulMatQuantKernels returns the two phases of a quantized MUL_MAT node t
-// (bytes dm, weights am, activations bm): quant fills the scratch with the
-// q8_0 activation rows (split by rows), dot computes the outputs (split by
-// output tiles). It returns nils when the node is not of that kind: the
-// weights q8_0 or q4_0 with dense rows, activations and result f32 with
-// dense rows.
-func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, maxM int64) (quant, dot func(ith, nth int) error, qrows int64) {
+// quantKernel returns the product for weights of type typ, or false.
+func quantKernel(typ runtime.Type) (qKernel, bool) {
+	q80, q81, q8K := cpukernels.QuantizeRowQ8_0CPU, cpukernels.QuantizeRowQ8_1CPU, cpukernels.QuantizeRowQ8_K
+	var k qKernel
+	switch typ {
+	case runtime.TypeQ8_0:
+		k = qKernel{quant: q80, dot: vec.DotQ8_0Rows}
+	case runtime.TypeQ4_0:
+		k = qKernel{quant: q80, dot: vec.DotQ4_0Rows}
+	case runtime.TypeQ5_0:
+		k = qKernel{quant: q80, dot: vec.DotQ5_0Rows}
+	case runtime.TypeQ4_1:
+		k = qKernel{quant: q81, dot: vec.DotQ4_1Rows}
+	case runtime.TypeQ5_1:
+		k = qKernel{quant: q81, dot: vec.DotQ5_1Rows}
+	case runtime.TypeQ2_K:
+		k = qKernel{quant: q8K, dot: vec.DotQ2_KRows}
+	case runtime.TypeQ3_K:
+		k = qKernel{quant: q8K, dot: vec.DotQ3_KRows}
+	case runtime.TypeQ4_K:
+		k = qKernel{quant: q8K, dot: vec.DotQ4_KRows}
+	case runtime.TypeQ5_K:
+		k = qKernel{quant: q8K, dot: vec.DotQ5_KRows}
+	case runtime.TypeQ6_K:
+		k = qKernel{quant: q8K, dot: vec.DotQ6_KRows}
+	default:
+		return qKernel{}, false
+	}
+	k.act = cpukernels.VecDotType(typ)
+	simd := vec.Implementation() != "go"
+	switch typ {
+	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K:
+		// Go-only integer dots, slower than dequantizing into the f32
+		// GEMM at every size (BenchmarkMulMatQuant); the rounded
+		// activations are the same on both paths.
+		k.maxM = 0
+	case runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
+		if !simd {
+			break // as above, where the AVX2 kernels do not run
+		}
+		k.maxM = qMaxM
+	default:
+		// q4_0 and q8_0; q4_1 and q5_1 stay on their dots: ggml adds
+		// min·s with s = d·Σq rounded to f16, which the GEMM cannot
+		// reproduce.
+		k.maxM = qMaxM
+	}
+	return k, true
+}
+
+// mulMatQuantKernels returns the two phases of a MUL_MAT node t with
+// quantized weights (bytes dm, weights am, activations bm): quant fills the
+// scratch with the quantized activation rows (split by rows), dot computes
+// the outputs (split by output tiles). It returns nils when the node is not
+// of that kind: weights of a type quantKernel knows with dense rows, any
+// float activations (at most qMaxM rows), an f32 result with dense rows.
+func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) (quant, dot func(ith, nth int) error, qrows int64) {
 	a, b := t.Src[0], t.Src[1]
-	if b.Ne[1] > maxM || (a.Type != runtime.TypeQ8_0 && a.Type != runtime.TypeQ4_0) || !a.IsContiguousRows() ||
-		a.Ne[1] < qMinN || !f32Layout(t, dm) || !f32Layout(b, bm) || a.Ne[0]%vec.QK != 0 {
+	qk, ok := quantKernel(a.Type)
+	if !ok || b.Ne[1] > qk.maxM || !a.IsContiguousRows() || !f32Layout(t, dm) || !cpukernels.IsFloat(b.Type) || a.Ne[0]%qk.act.BlockSize() != 0 {
 		return nil, nil, 0
 	}
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
-	nb := int(k / vec.QK)
-	qrow := int64(nb * vec.Q8_0BlockSize)
+	nb := int(k / qk.act.BlockSize())
+	qrow := int64(qk.act.RowSize(k))
 	rows := b.Ne[1] * b.Ne[2] * b.Ne[3]
 	if int64(cap(sp.q)) < rows*qrow {
 		sp.q = make([]byte, rows*qrow)
 	}
 	q := sp.q[:rows*qrow]
+	dense := f32Layout(b, bm)
+	if !dense {
+		sp.prepare(nth)
+	}
 	quant = func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(rows, ith, nth)
 		for r := r0; r < r1; r++ {
 			i1, i2, i3 := rowCoords(b.Ne, r)
-			if err := quantizeRowQ8(floats(bm, off3(b.Nb, i1, i2, i3), k), q[r*qrow:(r+1)*qrow]); err != nil {
+			var x []float32
+			if dense {
+				x = floats(bm, off3(b.Nb, i1, i2, i3), k)
+			} else {
+				x = sp.get(ith, int(k))
+				if err := cpukernels.LoadRow(b, bm, i1, i2, i3, x); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
+			}
+			if err := qk.quant(x, q[r*qrow:(r+1)*qrow]); err != nil {
 				return fmt.Errorf("tensor %s: %w", t, err)
 			}
 		}
 		return nil
-	}
-	rowsDot := vec.DotQ8_0Rows
-	if a.Type == runtime.TypeQ4_0 {
-		rowsDot = vec.DotQ4_0Rows
 	}
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	ldc := int64(t.Nb[1] / 4)
@@ -128,7 +148,7 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, m
 			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 			qb := q[(batch*m)*qrow:]
 			for i := i0; i < i1; i++ {
-				if err := rowsDot(C[i*ldc+j0:i*ldc+j1], w, stride, qb[i*qrow:(i+1)*qrow], nb); err != nil {
+				if err := qk.dot(C[i*ldc+j0:i*ldc+j1], w, stride, qb[i*qrow:(i+1)*qrow], nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
 				}
 			}

@@ -8,16 +8,15 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// BenchmarkMulMatQuantPaths reports GFLOP/s of a q8_0 MUL_MAT
-// (1024×1024 weights) on the integer-dot path and on the dequantizing
-// GEMM path for several activation row counts m: the data behind qMaxM.
-func BenchmarkMulMatQuantPaths(b *testing.B) {
+// BenchmarkMulMatQuant reports GFLOP/s of quantized MUL_MATs (1024×1024
+// weights) for several activation row counts m.
+func BenchmarkMulMatQuant(b *testing.B) {
 	const n, k = 1024, 1024
-	for _, m := range []int64{1, 8, 32, 64, 128, 256} {
-		for _, path := range []string{"int8", "dequant"} {
-			b.Run(fmt.Sprintf("m%d/%s", m, path), func(b *testing.B) {
+	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ4_K, runtime.TypeQ6_K, runtime.TypeQ5_K} {
+		for _, m := range []int64{1, 8, 64, 256} {
+			b.Run(fmt.Sprintf("%s/m%d", typ, m), func(b *testing.B) {
 				ctx := runtime.NewContext()
-				out := ctx.MulMat(ctx.NewTensor(runtime.TypeQ8_0, k, n), ctx.NewTensor(runtime.TypeF32, k, m))
+				out := ctx.MulMat(ctx.NewTensor(typ, k, n), ctx.NewTensor(runtime.TypeF32, k, m))
 				buf, err := gallocr.AllocCtxTensors(ctx, DefaultBufferType())
 				if err != nil {
 					b.Fatal(err)
@@ -32,10 +31,6 @@ func BenchmarkMulMatQuantPaths(b *testing.B) {
 				}
 				be := NewBackend(BackendOptions{})
 				defer be.Close()
-				be.quantMaxM = 1 << 62
-				if path == "dequant" {
-					be.quantMaxM = 0
-				}
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if err := be.Compute(g); err != nil {

@@ -12,64 +12,25 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// TestQuantizeRowQ8 checks the fast activation quantizer byte for byte
-// against the reference (ggml's quantize_row_q8_0_ref).
-func TestQuantizeRowQ8(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	inf, nan := float32(math.Inf(1)), float32(math.NaN())
-	cases := map[string]func(i int) float32{
-		"zero":      func(int) float32 { return 0 },
-		"uniform":   func(int) float32 { return float32(r.Float64()*2 - 1) },
-		"wide":      func(int) float32 { return float32(r.NormFloat64() * math.Exp(r.Float64()*40-20)) },
-		"halves":    func(i int) float32 { return float32(i%64-32) + 0.5 },
-		"tiny":      func(int) float32 { return float32(r.Float64()-0.5) * 1e-40 },
-		"huge":      func(int) float32 { return float32(r.Float64()-0.5) * 3e38 },
-		"ties":      func(i int) float32 { return []float32{127, 0.5, -0.5, 1.5, -2.5, 126.5}[i%6] },
-		"inf":       func(i int) float32 { return []float32{1, inf, -2, 3}[i%4] },
-		"nan":       func(i int) float32 { return []float32{1, nan, -2, 3}[i%4] },
-		"nextafter": func(i int) float32 { return math.Nextafter32(float32(i%7)+0.5, 0) },
-	}
-	for name, gen := range cases {
-		t.Run(name, func(t *testing.T) {
-			for rep := 0; rep < 20; rep++ {
-				x := make([]float32, 32*8)
-				for i := range x {
-					x[i] = gen(i + rep)
-				}
-				want := make([]byte, 8*cpukernels.BlockQ8_0Size)
-				got := make([]byte, len(want))
-				if err := cpukernels.QuantizeRowQ8_0(x, want); err != nil {
-					t.Fatal(err)
-				}
-				if err := quantizeRowQ8(x, got); err != nil {
-					t.Fatal(err)
-				}
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("byte %d (block %d): %#02x, want %#02x", i, i/cpukernels.BlockQ8_0Size, got[i], want[i])
-					}
-				}
-			}
-		})
-	}
-	if err := quantizeRowQ8(make([]float32, 33), make([]byte, 68)); err == nil {
-		t.Error("33 elements: no error")
-	}
-}
-
-// TestMulMatQuant runs quantized MUL_MAT through the backend (both
-// phases, tiles, broadcasting over dims 2 and 3) and compares it with
-// ggml's arithmetic done plainly: dequantized weights times the q8_0
-// rounding of the activations, in float64.
+// TestMulMatQuant runs quantized, f16 and bf16 MUL_MAT through the
+// backend (both phases, tiles, broadcasting over dims 2 and 3, more than 96
+// activation rows and fewer than 4 weight rows) and compares it with
+// ggml's arithmetic done plainly: dequantized weights times the activations
+// rounded to the weights' vec_dot type, in float64.
 func TestMulMatQuant(t *testing.T) {
 	shapes := []struct{ k, n, m, a2, a3, b2, b3 int64 }{
 		{32, 4, 1, 1, 1, 1, 1},
 		{64, 17, 5, 1, 1, 1, 1},
 		{128, 37, 70, 2, 1, 4, 3},
 		{256, 130, 3, 1, 1, 1, 1},
+		{512, 3, 130, 1, 1, 1, 1},
 	}
-	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0} {
+	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1,
+		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeF16, runtime.TypeBF16} {
 		for _, s := range shapes {
+			if s.k%typ.BlockSize() != 0 {
+				continue
+			}
 			for _, threads := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%s/k%d_n%d_m%d_b%dx%d/threads%d", typ, s.k, s.n, s.m, s.b2, s.b3, threads), func(t *testing.T) {
 					testMulMatQuant(t, typ, s.k, s.n, s.m, [2]int64{s.a2, s.a3}, [2]int64{s.b2, s.b3}, threads)
@@ -133,15 +94,16 @@ func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]in
 		t.Fatal(err)
 	}
 	// The activations as ggml rounds them.
-	q := make([]byte, cpukernels.BlockQ8_0Size*k/32)
 	for i := int64(0); i < m*be[0]*be[1]; i++ {
-		row := bf[i*k : (i+1)*k]
-		if err := cpukernels.QuantizeRowQ8_0(row, q); err != nil {
+		if err := cpukernels.RoundActivations(typ, bf[i*k:(i+1)*k]); err != nil {
 			t.Fatal(err)
 		}
-		if err := cpukernels.DequantizeRowQ8_0(q, row); err != nil {
-			t.Fatal(err)
-		}
+	}
+	// q4_1 and q5_1 weights add min·s per block, where ggml stores
+	// s = d·Σq of the q8_1 activations as f16 (relative error 2^-11).
+	tol := 1e-5
+	if cpukernels.VecDotType(typ) == runtime.TypeQ8_1 {
+		tol = 1e-3
 	}
 	for i3 := int64(0); i3 < be[1]; i3++ {
 		for i2 := int64(0); i2 < be[0]; i2++ {
@@ -155,7 +117,7 @@ func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]in
 						mag += math.Abs(float64(ar[x]) * float64(br[x]))
 					}
 					got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(((i3*be[0]+i2)*m+i)*n+j):]))
-					if math.Abs(float64(got)-want) > 1e-5*mag {
+					if math.Abs(float64(got)-want) > tol*mag {
 						t.Fatalf("out[%d,%d,%d,%d] = %v, want %v (magnitude %v)", j, i, i2, i3, got, want, mag)
 					}
 				}

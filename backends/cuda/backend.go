@@ -5,7 +5,7 @@
 //
 // Memory: CUDA<n> device buffers (addresses are uint64 device pointers,
 // never Go pointers) and CUDA_Host pinned host buffers. Kernels: the PTX
-// embedded by package internal/kernels/cuda, loaded with cuModuleLoadData and
+// embedded by package internal/kernels/cuda, loaded with cuModuleLoadDataEx and
 // launched in graph order on one stream per backend.
 //
 // Threading: every driver call runs on a locked OS thread with the
@@ -50,6 +50,9 @@ type Backend struct {
 	// rounded to q8_0 (see quantizesActivations); 0 until first needed.
 	qbuf  uint64
 	qsize uint64
+
+	// jitLog holds the JIT's info log of each module, "file: log".
+	jitLog []string
 
 	devType  *DeviceBufferType
 	hostType *HostBufferType
@@ -123,13 +126,12 @@ func (b *Backend) init() error {
 			if err != nil {
 				return err
 			}
-			// The driver wants a NUL-terminated image, read during the
-			// call only.
-			img := append(append([]byte(nil), src...), 0)
-			var m cuModule
-			err = d.check("cuModuleLoadData", d.cuModuleLoadData(&m, unsafe.Pointer(&img[0])))
+			m, info, err := d.loadModule(f, src)
 			if err != nil {
-				return fmt.Errorf("loading %s: %w", f, err)
+				return err
+			}
+			if info != "" {
+				b.jitLog = append(b.jitLog, f+": "+info)
 			}
 			b.mods = append(b.mods, m)
 			byModule[strings.TrimSuffix(f, ".ptx")] = m

@@ -1,11 +1,14 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
 )
 
 // libName is the driver library loaded at run time. The driver, not the
@@ -41,6 +44,17 @@ const (
 const (
 	memHostAllocPortable  = 0x01
 	memHostAllocDeviceMap = 0x02
+)
+
+// CUjit_option values passed to cuModuleLoadDataEx: the JIT's info and
+// error log buffers (a buffer's size goes in, the bytes written come back
+// in the same value slot) and verbose logging.
+const (
+	jitInfoLogBuffer           = 3
+	jitInfoLogBufferSizeBytes  = 4
+	jitErrorLogBuffer          = 5
+	jitErrorLogBufferSizeBytes = 6
+	jitLogVerbose              = 12
 )
 
 // cuLaunchKernel "extra" keys: the packed-argument form.
@@ -86,7 +100,7 @@ type driver struct {
 	cuMemcpyDtoDAsync         func(dst, src uint64, n uint64, s cuStream) Result
 	cuMemHostAlloc            func(p *unsafe.Pointer, size uint64, flags uint32) Result
 	cuMemFreeHost             func(p unsafe.Pointer) Result
-	cuModuleLoadData          func(m *cuModule, image unsafe.Pointer) Result
+	cuModuleLoadDataEx        func(m *cuModule, image unsafe.Pointer, n uint32, opts, vals unsafe.Pointer) Result
 	cuModuleUnload            func(m cuModule) Result
 	cuModuleGetFunction       func(f *cuFunction, m cuModule, name string) Result
 	cuLaunchKernel            func(f cuFunction, gx, gy, gz, bx, by, bz, shmem uint32, s cuStream, params, extra unsafe.Pointer) Result
@@ -137,7 +151,7 @@ func (d *driver) bindings() []binding {
 		{"cuMemcpyDtoDAsync_v2", &d.cuMemcpyDtoDAsync},
 		{"cuMemHostAlloc", &d.cuMemHostAlloc},
 		{"cuMemFreeHost", &d.cuMemFreeHost},
-		{"cuModuleLoadData", &d.cuModuleLoadData},
+		{"cuModuleLoadDataEx", &d.cuModuleLoadDataEx},
 		{"cuModuleUnload", &d.cuModuleUnload},
 		{"cuModuleGetFunction", &d.cuModuleGetFunction},
 		{"cuLaunchKernel", &d.cuLaunchKernel},
@@ -259,4 +273,93 @@ func (d *driver) initDriver() error {
 		return fmt.Errorf("%w: %w", ErrNoDriver, err)
 	}
 	return nil
+}
+
+// jitLogBytes is the size of each of the two JIT log buffers.
+const jitLogBytes = 16 << 10
+
+// JIT scratch layout: the option numbers (int32), the option values
+// (pointer-sized), then the info and the error log buffers.
+const (
+	jitOpts     = 0
+	jitVals     = 64
+	jitInfoLog  = 128
+	jitErrorLog = jitInfoLog + jitLogBytes
+	jitScratch  = jitErrorLog + jitLogBytes
+)
+
+// ModuleLoadError is a PTX module the driver refused (invalid or
+// unsupported PTX, a driver too old for its ISA version, a JIT failure),
+// with what the JIT compiler wrote about it. It unwraps to the
+// *DriverError of cuModuleLoadDataEx.
+type ModuleLoadError struct {
+	Module   string // the embedded PTX file, e.g. "matmul.ptx"
+	Err      error  // the *DriverError
+	ErrorLog string // the JIT's error log, may be empty
+	InfoLog  string // the JIT's info log (verbose), may be empty
+}
+
+// Error names the module and the driver error and quotes the JIT logs.
+func (e *ModuleLoadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cuda: loading %s: %v", e.Module, e.Err)
+	if e.ErrorLog != "" {
+		fmt.Fprintf(&b, "; JIT error log: %s", e.ErrorLog)
+	} else {
+		b.WriteString("; the JIT wrote no error log")
+	}
+	if e.InfoLog != "" {
+		fmt.Fprintf(&b, "; JIT info log: %s", e.InfoLog)
+	}
+	return b.String()
+}
+
+// Unwrap returns the driver error.
+func (e *ModuleLoadError) Unwrap() error { return e.Err }
+
+// loadModule JIT-compiles one PTX text with cuModuleLoadDataEx, asking
+// for the info and error logs. It returns the module and the info log, or
+// a *ModuleLoadError carrying both logs. The option arrays and log buffers
+// live in an anonymous mapping outside the Go heap: the value array holds
+// the buffers' addresses, and the driver writes the logs during the call.
+// The caller has the device's context current.
+func (d *driver) loadModule(name string, ptx []byte) (cuModule, string, error) {
+	mem, err := unix.Mmap(-1, 0, jitScratch, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return 0, "", fmt.Errorf("cuda: loading %s: JIT log buffers: %w", name, err)
+	}
+	defer unix.Munmap(mem)
+	opts := []int32{jitInfoLogBuffer, jitInfoLogBufferSizeBytes, jitErrorLogBuffer, jitErrorLogBufferSizeBytes, jitLogVerbose}
+	vals := []uint64{
+		uint64(uintptr(unsafe.Pointer(&mem[jitInfoLog]))), jitLogBytes,
+		uint64(uintptr(unsafe.Pointer(&mem[jitErrorLog]))), jitLogBytes,
+		1,
+	}
+	for i := range opts {
+		binary.NativeEndian.PutUint32(mem[jitOpts+4*i:], uint32(opts[i]))
+		binary.NativeEndian.PutUint64(mem[jitVals+8*i:], vals[i])
+	}
+	// The driver wants a NUL-terminated image, read during the call only.
+	img := append(append(make([]byte, 0, len(ptx)+1), ptx...), 0)
+	var m cuModule
+	r := d.cuModuleLoadDataEx(&m, unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&mem[jitOpts]), unsafe.Pointer(&mem[jitVals]))
+	info := jitLog(mem[jitInfoLog:jitErrorLog], binary.NativeEndian.Uint64(mem[jitVals+8:]))
+	if err := d.check("cuModuleLoadDataEx", r); err != nil {
+		errLog := jitLog(mem[jitErrorLog:jitScratch], binary.NativeEndian.Uint64(mem[jitVals+24:]))
+		return 0, info, &ModuleLoadError{Module: name, Err: err, ErrorLog: errLog, InfoLog: info}
+	}
+	return m, info, nil
+}
+
+// jitLog reads a log buffer the driver filled with n bytes (it reports the
+// bytes written in the size slot; the text stops at the first NUL, and
+// neither may pass the buffer's end).
+func jitLog(buf []byte, n uint64) string {
+	if n < uint64(len(buf)) {
+		buf = buf[:n]
+	}
+	if i := strings.IndexByte(string(buf), 0); i >= 0 {
+		buf = buf[:i]
+	}
+	return strings.TrimSpace(string(buf))
 }

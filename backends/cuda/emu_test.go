@@ -317,7 +317,7 @@ func emuDriver(e *emuDevice) *driver {
 		return ok
 	}
 	d.cuMemFreeHost = func(p unsafe.Pointer) Result { return e.free(uint64(uintptr(p))) }
-	d.cuModuleLoadData = func(m *cuModule, img unsafe.Pointer) Result { *m = 1; return ok }
+	d.cuModuleLoadDataEx = func(m *cuModule, _ unsafe.Pointer, _ uint32, _, _ unsafe.Pointer) Result { *m = 1; return ok }
 	d.cuModuleUnload = func(cuModule) Result { return ok }
 	d.cuModuleGetFunction = func(f *cuFunction, m cuModule, name string) Result {
 		e.mu.Lock()

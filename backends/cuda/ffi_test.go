@@ -184,4 +184,31 @@ func TestDriverABI(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("module load logs", func(t *testing.T) {
+		if len(b.jitLog) == 0 || !strings.Contains(b.jitLog[0], ".ptx: fake JIT: 0 registers") {
+			t.Errorf("info logs of the loaded modules: %q", b.jitLog)
+		}
+		var loadErr error
+		if err := b.dev.do(func() error {
+			_, _, loadErr = b.dev.drv.loadModule("bad.ptx", []byte("not ptx"))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		last()
+		want := [16]uint64{13, 5, jitInfoLogBuffer, jitInfoLogBufferSizeBytes, jitErrorLogBuffer, jitErrorLogBufferSizeBytes, jitLogVerbose, 0,
+			0, jitLogBytes, 0, jitLogBytes, 1}
+		if rec != want {
+			t.Errorf("cuModuleLoadDataEx got options %v, want %v", rec, want)
+		}
+		var me *ModuleLoadError
+		var de *DriverError
+		if !errors.As(loadErr, &me) || !errors.As(loadErr, &de) || de.Code != resultInvalidPTX {
+			t.Fatalf("bad image: %v", loadErr)
+		}
+		if me.ErrorLog != "ptxas fatal: fake JIT found no .entry in the image" || me.InfoLog != "fake JIT: compiling failed" ||
+			!strings.Contains(loadErr.Error(), "loading bad.ptx") || !strings.Contains(loadErr.Error(), "JIT error log: ptxas fatal") {
+			t.Errorf("bad image error %q (error log %q, info log %q)", loadErr, me.ErrorLog, me.InfoLog)
+		}
+	})
 }

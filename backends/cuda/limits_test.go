@@ -95,7 +95,7 @@ func (s *shapeDriver) driver() *driver {
 		return ok
 	}
 	d.cuMemcpyDtoD = func(uint64, uint64, uint64) Result { return ok }
-	d.cuModuleLoadData = func(m *cuModule, img unsafe.Pointer) Result { *m = 1; return ok }
+	d.cuModuleLoadDataEx = func(m *cuModule, _ unsafe.Pointer, _ uint32, _, _ unsafe.Pointer) Result { *m = 1; return ok }
 	d.cuModuleUnload = func(cuModule) Result { return ok }
 	d.cuModuleGetFunction = func(f *cuFunction, m cuModule, name string) Result {
 		s.mu.Lock()

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long u64;
@@ -65,11 +66,46 @@ CUresult cuMemcpyDtoD_v2(u64 dst, u64 src, size_t n) { rec[0] = 7; rec[1] = dst;
 CUresult cuMemcpyHtoDAsync_v2(u64 dst, const void *src, size_t n, void *s) { rec[0] = 8; rec[1] = dst; rec[2] = n; rec[3] = (u64)s; return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, u64 src, size_t n, void *s) { rec[0] = 9; rec[1] = src; rec[2] = n; rec[3] = (u64)s; memset(dst, 0, n); return 0; }
 CUresult cuMemcpyDtoDAsync_v2(u64 dst, u64 src, size_t n, void *s) { rec[0] = 10; return 0; }
-CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) { rec[0] = 11; rec[1] = n; rec[2] = flags; *p = calloc(1, n); return *p ? 0 : 2; }
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+    rec[0] = 11; rec[1] = n; rec[2] = flags;
+    /* Page-aligned and zeroed, as the driver's pinned memory is. */
+    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;
+    memset(*p, 0, n);
+    return 0;
+}
 CUresult cuMemFreeHost(void *p) { free(p); return 0; }
-CUresult cuModuleLoadData(void **m, const void *img) {
+/* cuModuleLoadDataEx records its option numbers and sizes and writes a
+ * line into the info log (success) or the error log (failure), reporting
+ * the bytes written in the size slots as the driver does. */
+static void fake_log(char *buf, void **size, const char *msg) {
+    u64 cap = (u64)*size, n = strlen(msg) + 1;
+    if (buf == NULL || cap == 0) return;
+    if (n > cap) n = cap;
+    memcpy(buf, msg, n - 1);
+    buf[n - 1] = 0;
+    *size = (void *)n;
+}
+CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *opts, void **vals) {
+    char *info = NULL, *err = NULL;
+    void **infosize = NULL, **errsize = NULL;
+    memset(rec, 0, sizeof rec);
+    rec[0] = 13; rec[1] = n;
+    for (unsigned i = 0; i < n && i < 6; i++) {
+        rec[2 + i] = opts[i];
+        rec[8 + i] = (opts[i] == 4 || opts[i] == 6 || opts[i] == 12) ? (u64)vals[i] : 0;
+        if (opts[i] == 3) info = vals[i];
+        if (opts[i] == 4) infosize = &vals[i];
+        if (opts[i] == 5) err = vals[i];
+        if (opts[i] == 6) errsize = &vals[i];
+    }
     /* The image must be a NUL-terminated PTX text. */
-    if (strncmp((const char *)img, "//", 2) != 0 || strstr((const char *)img, ".entry") == NULL) return 218;
+    if (strncmp((const char *)img, "//", 2) != 0 || strstr((const char *)img, ".entry") == NULL) {
+        if (errsize) fake_log(err, errsize, "ptxas fatal: fake JIT found no .entry in the image");
+        if (infosize) fake_log(info, infosize, "fake JIT: compiling failed");
+        return 218;
+    }
+    if (infosize) fake_log(info, infosize, "fake JIT: 0 registers");
+    if (errsize) *errsize = 0;
     *m = (void *)0xAB000000ull;
     return 0;
 }
@@ -91,7 +127,12 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     return 0;
 }
 CUresult cuStreamCreate(void **s, unsigned flags) { *s = (void *)0x5700ull; return flags == 0 ? 0 : 1; }
-CUresult cuStreamSynchronize(void *s) { return 0; }
+/* FAKECUDA_HANG=1 makes stream synchronisation hang (a stuck kernel), so
+ * that the device check's time limits can be tried against the stand-in. */
+CUresult cuStreamSynchronize(void *s) {
+    if (getenv("FAKECUDA_HANG") != NULL) for (;;) sleep(1);
+    return 0;
+}
 CUresult cuStreamDestroy_v2(void *s) { return s == (void *)0x5700ull ? 0 : 400; }
 CUresult cuEventCreate(void **e, unsigned flags) { *e = (void *)0xE7; return 0; }
 CUresult cuEventRecord(void *e, void *s) { return 0; }

@@ -613,8 +613,9 @@ func (k *kernel) norm(r0, r1 int64) {
 }
 
 // mulMat computes rows of the result: row (i1, i2, i3) holds the dot
-// products of row (i1, i2, i3) of b with every row of the matching matrix
-// of a, accumulated in float64.
+// products of row (i1, i2, i3) of b, rounded to a's vec_dot type as ggml's
+// CPU backend rounds it, with every row of the matching matrix of a,
+// accumulated in float64.
 func (k *kernel) mulMat(r0, r1 int64) error {
 	t, a, b := k.t, k.t.Src[0], k.t.Src[1]
 	brow := make([]float32, b.Ne[0])
@@ -623,6 +624,9 @@ func (k *kernel) mulMat(r0, r1 int64) error {
 	for r := r0; r < r1; r++ {
 		i1, i2, i3 := rowCoords(t.Ne, r)
 		loadRow(b, k.src[1], i1, i2, i3, brow)
+		if err := RoundActivations(a.Type, brow); err != nil { // as ggml's CPU backend
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
 		do := off3(t.Nb, i1, i2, i3)
 		for i0 := int64(0); i0 < t.Ne[0]; i0++ {
 			if err := loadRow(a, k.src[0], i0, i2/r2, i3/r3, arow); err != nil {

@@ -98,7 +98,7 @@ func TestReferenceKnownValues(t *testing.T) {
 			a := set(t, m, c.NewTensor(runtime.TypeQ8_0, 32, 1), seq(32, func(i int) float32 { return 1 }))
 			b := set(t, m, c.NewTensor(f32, 32, 1, 2), seq(64, func(i int) float32 { return float32(i / 32) }))
 			return c.MulMat(a, b)
-		}, []float32{0, 32 * 127 * F16ToF32(F32ToF16(1.0/127))}}, // d is stored as f16
+		}, []float32{0, q8One() * q8One() * 32}}, // d is stored as f16; the activations are rounded to q8_0 too
 		{"get_rows", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
 			a := set(t, m, c.NewTensor(runtime.TypeF16, 2, 3), []float32{0, 1, 10, 11, 20, 21})
 			b := setI32(m, c.NewTensor(runtime.TypeI32, 4), []int32{2, 0, 2, 1})
@@ -227,3 +227,6 @@ func TestReferenceErrors(t *testing.T) {
 		t.Errorf("unplaced: %v", err)
 	}
 }
+
+// q8One is 1 after a round trip through q8_0 (127 times the f16 scale 1/127).
+func q8One() float32 { return 127 * F16ToF32(F32ToF16(1.0/127)) }

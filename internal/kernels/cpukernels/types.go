@@ -1,7 +1,8 @@
 // Package cpukernels holds gogml's plain Go reference implementation of
 // every graph op the CPU backend runs, and the element formats they read
-// and write: f16 and bf16 conversion and the q4_0 and q8_0 blocks, all
-// bit-exact to ggml's reference code.
+// and write: f16 and bf16 conversion and the quantized blocks (q4_0, q4_1,
+// q5_0, q5_1, q8_0, q8_1, q2_K..q6_K, q8_K), all bit-exact to ggml's
+// reference code.
 //
 // The reference kernels (Compute) are straightforward loops over a tensor's
 // ne/nb strides: they accept non-contiguous views and permuted inputs, and
@@ -229,9 +230,11 @@ func IsFloat(typ runtime.Type) bool {
 }
 
 // IsRowType reports whether the kernels can convert whole rows of typ to
-// and from float32: the float types and q4_0, q8_0.
+// and from float32: the float types, q4_0, q4_1, q5_0, q5_1, q8_0, q8_1
+// and the k-quants q2_K..q6_K, q8_K.
 func IsRowType(typ runtime.Type) bool {
-	return IsFloat(typ) || typ == runtime.TypeQ4_0 || typ == runtime.TypeQ8_0
+	_, ok := codec(typ)
+	return ok || IsFloat(typ) || typ == runtime.TypeQ4_0 || typ == runtime.TypeQ8_0
 }
 
 // ToFloat converts len(dst) elements of type typ, stored contiguously in
@@ -262,13 +265,18 @@ func ToFloat(typ runtime.Type, src []byte, dst []float32) error {
 	case runtime.TypeQ4_0:
 		return DequantizeRowQ4_0(src, dst)
 	default:
+		if c, ok := codec(typ); ok {
+			return c.to(src, dst)
+		}
 		return fmt.Errorf("convert %s to f32: %w", typ, runtime.ErrUnsupported)
 	}
 	return nil
 }
 
 // FromFloat converts src to len(src) contiguous elements of type typ in
-// dst (quantizing for q4_0 and q8_0). typ must satisfy IsRowType.
+// dst, quantizing block types with ggml's reference quantizers (those of
+// ggml_quantize_chunk; see FromFloatCPU for the CPU backend's). typ must
+// satisfy IsRowType.
 func FromFloat(typ runtime.Type, src []float32, dst []byte) error {
 	switch typ {
 	case runtime.TypeF32:
@@ -294,6 +302,9 @@ func FromFloat(typ runtime.Type, src []float32, dst []byte) error {
 	case runtime.TypeQ4_0:
 		return QuantizeRowQ4_0(src, dst)
 	default:
+		if c, ok := codec(typ); ok {
+			return c.ref(src, dst)
+		}
 		return fmt.Errorf("convert f32 to %s: %w", typ, runtime.ErrUnsupported)
 	}
 	return nil

@@ -9,12 +9,16 @@ void main() {
 	if (i >= nel(0u)) return;
 	uvec4 c = coords(0u, i);
 	uint dim = uint(opi(0u));
-	uvec4 sc = c;
-	uint s = 1u;
+	uint o = at(0u, c);
 	uint n = ne(1u, dim);
-	if (c[dim] >= n) {
+	// Which source an element comes from differs between invocations, and
+	// GLSL indexes an array of buffer blocks (B[]) only with dynamically
+	// uniform values: each branch names its source with a constant.
+	if (c[dim] < n) {
+		copyraw(o, 1u, at(1u, c));
+	} else {
+		uvec4 sc = c;
 		sc[dim] -= n;
-		s = 2u;
+		copyraw(o, 2u, at(2u, sc));
 	}
-	copyraw(at(0u, c), s, at(s, sc));
 }

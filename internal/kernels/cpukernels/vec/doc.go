@@ -1,7 +1,9 @@
 // Package vec holds the hot float32 kernels of the CPU backend: a blocked,
 // cache-aware matrix product with both operands K-contiguous (GemmNT, the
 // layout of ggml's mul_mat), and element-wise and reduction kernels on
-// []float32 slices (Add, Mul, Dot, Sum, Max, ExpSub, SiLU, ...).
+// []float32 slices (Add, Mul, Dot, Sum, Max, ExpSub, SiLU, ...), and the
+// integer row dots of quantized weights with quantized activations
+// (DotQ8_0Rows, DotQ4_KRows, ...).
 //
 // On amd64 CPUs with AVX2 and FMA the kernels run hand-written assembly;
 // everywhere else, and under the purego build tag, they run plain Go. The

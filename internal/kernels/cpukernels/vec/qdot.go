@@ -46,11 +46,18 @@ func checkQRows(rows, lw, stride, ly, nb, bs int) error {
 	if rows == 0 {
 		return nil
 	}
+	return checkQRowsY(rows, lw, stride, ly, nb, bs, Q8_0BlockSize)
+}
+
+// checkQRowsY checks rows weight rows of nb blocks of bs bytes, stride
+// apart in lw bytes, against an activation row of ly bytes in blocks of
+// ybs bytes.
+func checkQRowsY(rows, lw, stride, ly, nb, bs, ybs int) error {
 	switch {
 	case nb <= 0 || stride < nb*bs || rows < 0:
 		return fmt.Errorf("%w: %d rows of %d blocks with stride %d", ErrShape, rows, nb, stride)
-	case ly < nb*Q8_0BlockSize:
-		return fmt.Errorf("%w: q8_0 row of %d bytes for %d blocks", ErrShape, ly, nb)
+	case ly < nb*ybs:
+		return fmt.Errorf("%w: activation row of %d bytes for %d blocks", ErrShape, ly, nb)
 	case (rows-1) > (lw-nb*bs)/stride || lw < nb*bs:
 		return fmt.Errorf("%w: %d weight rows of stride %d in %d bytes", ErrShape, rows, stride, lw)
 	}

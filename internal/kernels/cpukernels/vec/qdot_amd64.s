@@ -171,3 +171,158 @@ q4x1loop:
 	HSUM(Y0, X0, 0)
 	VZEROUPPER
 	RET
+
+// Integer parts of the q4_K·q8_K and q6_K·q8_K dots of one super-block
+// (see qdot_k.go): the unsigned weight quants are multiplied with the
+// signed q8_K bytes by VPMADDUBSW into 16-bit pair sums (at most
+// 2·63·127, no saturation), which VPMADDWD multiplies by the 16-bit
+// group scales and widens to 32-bit sums, accumulated in Y0.
+
+REP4(kthree, 0x0303030303030303)
+
+// HSUMD returns the sum of Y0's eight int32 lanes.
+#define HSUMD \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD X1, X0, X0 \
+	VPSHUFD $0x4E, X0, X1 \
+	VPADDD X1, X0, X0 \
+	VPSHUFD $0xB1, X0, X1 \
+	VPADDD X1, X0, X0 \
+	VMOVD X0, AX
+
+// Q4KSTEP: 64 elements: the low nibbles of 32 bytes at qo(SI) against the
+// q8 bytes at ya(DX) with scale sa(BX), the high nibbles against yb(DX)
+// with scale sb(BX).
+#define Q4KSTEP(qo, ya, yb, sa, sb) \
+	VMOVDQU qo(SI), Y1 \
+	VPSRLW $4, Y1, Y2 \
+	VPAND Y14, Y1, Y1 \
+	VPAND Y14, Y2, Y2 \
+	VPMADDUBSW ya(DX), Y1, Y1 \
+	VPMADDUBSW yb(DX), Y2, Y2 \
+	VPBROADCASTW sa(BX), Y3 \
+	VPBROADCASTW sb(BX), Y4 \
+	VPMADDWD Y3, Y1, Y1 \
+	VPMADDWD Y4, Y2, Y2 \
+	VPADDD Y1, Y0, Y0 \
+	VPADDD Y2, Y0, Y0
+
+// func q4KBlockAVX2(q4 *byte, q8 *byte, sc *int16) int32
+TEXT ·q4KBlockAVX2(SB), NOSPLIT, $0-28
+	MOVQ q4+0(FP), SI
+	MOVQ q8+8(FP), DX
+	MOVQ sc+16(FP), BX
+	VMOVDQU qnib<>(SB), Y14
+	VPXOR Y0, Y0, Y0
+	Q4KSTEP(0, 0, 32, 0, 2)
+	Q4KSTEP(32, 64, 96, 4, 6)
+	Q4KSTEP(64, 128, 160, 8, 10)
+	Q4KSTEP(96, 192, 224, 12, 14)
+	HSUMD
+	MOVL AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// Q6KDOT: acc += scale pair (sa for the low 16 bytes, sb for the high 16)
+// · Σ pairs a·q8, with the 32 unsigned quants in register a and the q8
+// bytes at yo(DX).
+#define Q6KDOT(a, yo, sa, sb) \
+	VPMADDUBSW yo(DX), a, a \
+	VPBROADCASTW sa(BX), X9 \
+	VPBROADCASTW sb(BX), X10 \
+	VINSERTI128 $1, X10, Y9, Y9 \
+	VPMADDWD Y9, a, a \
+	VPADDD a, Y0, Y0
+
+// Q6KHALF: 128 elements from 64 ql bytes at qo(SI) and 32 qh bytes at
+// ho(DI), q8 bytes from yo(DX), the eight scales from so(BX).
+#define Q6KHALF(qo, ho, y0, y1, y2, y3, s0, s1, s2, s3, s4, s5, s6, s7) \
+	VMOVDQU qo(SI), Y1 \
+	VMOVDQU qo+32(SI), Y2 \
+	VMOVDQU ho(DI), Y3 \
+	VPAND Y14, Y1, Y4 \
+	VPAND Y13, Y3, Y5 \
+	VPSLLW $4, Y5, Y5 \
+	VPOR Y5, Y4, Y4 \
+	VPAND Y14, Y2, Y6 \
+	VPSRLW $2, Y3, Y5 \
+	VPAND Y13, Y5, Y5 \
+	VPSLLW $4, Y5, Y5 \
+	VPOR Y5, Y6, Y6 \
+	VPSRLW $4, Y1, Y7 \
+	VPAND Y14, Y7, Y7 \
+	VPSRLW $4, Y3, Y5 \
+	VPAND Y13, Y5, Y5 \
+	VPSLLW $4, Y5, Y5 \
+	VPOR Y5, Y7, Y7 \
+	VPSRLW $4, Y2, Y8 \
+	VPAND Y14, Y8, Y8 \
+	VPSRLW $6, Y3, Y5 \
+	VPAND Y13, Y5, Y5 \
+	VPSLLW $4, Y5, Y5 \
+	VPOR Y5, Y8, Y8 \
+	Q6KDOT(Y4, y0, s0, s1) \
+	Q6KDOT(Y6, y1, s2, s3) \
+	Q6KDOT(Y7, y2, s4, s5) \
+	Q6KDOT(Y8, y3, s6, s7)
+
+// func q6KBlockAVX2(ql *byte, qh *byte, q8 *byte, sc *int16) int32
+TEXT ·q6KBlockAVX2(SB), NOSPLIT, $0-36
+	MOVQ ql+0(FP), SI
+	MOVQ qh+8(FP), DI
+	MOVQ q8+16(FP), DX
+	MOVQ sc+24(FP), BX
+	VMOVDQU qnib<>(SB), Y14
+	VMOVDQU kthree<>(SB), Y13
+	VPXOR Y0, Y0, Y0
+	Q6KHALF(0, 0, 0, 32, 64, 96, 0, 2, 4, 6, 8, 10, 12, 14)
+	Q6KHALF(64, 32, 128, 160, 192, 224, 16, 18, 20, 22, 24, 26, 28, 30)
+	HSUMD
+	MOVL AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+REP4(kone, 0x0101010101010101)
+
+// Q5KSTEP is Q4KSTEP with the fifth bits: bit shlo of the qh bytes (in
+// Y5) for the low nibbles, bit shhi for the high ones.
+#define Q5KSTEP(qo, ya, yb, sa, sb, shlo, shhi) \
+	VMOVDQU qo(SI), Y1 \
+	VPSRLW $4, Y1, Y2 \
+	VPAND Y14, Y1, Y1 \
+	VPAND Y14, Y2, Y2 \
+	VPSRLW $shlo, Y5, Y6 \
+	VPAND Y12, Y6, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y1, Y1 \
+	VPSRLW $shhi, Y5, Y6 \
+	VPAND Y12, Y6, Y6 \
+	VPSLLW $4, Y6, Y6 \
+	VPOR Y6, Y2, Y2 \
+	VPMADDUBSW ya(DX), Y1, Y1 \
+	VPMADDUBSW yb(DX), Y2, Y2 \
+	VPBROADCASTW sa(BX), Y3 \
+	VPBROADCASTW sb(BX), Y4 \
+	VPMADDWD Y3, Y1, Y1 \
+	VPMADDWD Y4, Y2, Y2 \
+	VPADDD Y1, Y0, Y0 \
+	VPADDD Y2, Y0, Y0
+
+// func q5KBlockAVX2(qs *byte, qh *byte, q8 *byte, sc *int16) int32
+TEXT ·q5KBlockAVX2(SB), NOSPLIT, $0-36
+	MOVQ qs+0(FP), SI
+	MOVQ qh+8(FP), DI
+	MOVQ q8+16(FP), DX
+	MOVQ sc+24(FP), BX
+	VMOVDQU qnib<>(SB), Y14
+	VMOVDQU kone<>(SB), Y12
+	VMOVDQU (DI), Y5
+	VPXOR Y0, Y0, Y0
+	Q5KSTEP(0, 0, 32, 0, 2, 0, 1)
+	Q5KSTEP(32, 64, 96, 4, 6, 2, 3)
+	Q5KSTEP(64, 128, 160, 8, 10, 4, 5)
+	Q5KSTEP(96, 192, 224, 12, 14, 6, 7)
+	HSUMD
+	MOVL AX, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -1,0 +1,302 @@
+package vec
+
+import (
+	"encoding/binary"
+	"math"
+
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+)
+
+// This file holds the row dots of the block types besides q4_0 and q8_0,
+// in portable Go, each the integer-exact sum of ggml's vec_dot for the pair
+// (weights, quantized activations) with the block scales applied once per
+// block (per super-block for the k-quants):
+//
+//	q4_1·q8_1, q5_1·q8_1   Σ d_w·d_y·Σq_w·q_y + m_w·s_y
+//	q5_0·q8_0              Σ d_w·d_y·Σq_w·q_y
+//	q2_K..q6_K·q8_K        Σ d_w·d_y·Σ_g scale_g·Σq_w·q_y − dmin_w·d_y·Σ_g min_g·bsum_g
+//
+// Every kernel takes nb blocks (super-blocks) of one activation row y and
+// len(dst) weight rows starting at w[r*stride].
+
+// Block sizes in bytes (see cpukernels for the layouts).
+const (
+	// QKK is the number of elements of a k-quant super-block.
+	QKK = 256
+	// Q4_1BlockSize and the following are the bytes of one block.
+	Q4_1BlockSize = 20
+	Q5_0BlockSize = 22
+	Q5_1BlockSize = 24
+	Q8_1BlockSize = 36
+	Q2_KBlockSize = 84
+	Q3_KBlockSize = 110
+	Q4_KBlockSize = 144
+	Q5_KBlockSize = 176
+	Q6_KBlockSize = 210
+	Q8_KBlockSize = 292
+)
+
+// rowsDot runs the one-row kernel one over len(dst) weight rows, after
+// the bounds checks of its block sizes.
+func rowsDot(wbs, ybs int, one func(w, y []byte, nb int) float32, dst []float32, w []byte, stride int, y []byte, nb int) error {
+	if err := checkRows(len(dst), len(w), stride, len(y), nb, wbs, ybs); err != nil {
+		return err
+	}
+	y = y[:nb*ybs]
+	for r := range dst {
+		dst[r] = one(w[r*stride:r*stride+nb*wbs], y, nb)
+	}
+	return nil
+}
+
+// DotQ4_1Rows sets dst[r] to the dot of the q4_1 weight row at w[r*stride]
+// with the q8_1 row y, nb blocks each (ggml's vec_dot_q4_1_q8_1).
+func DotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q4_1BlockSize, Q8_1BlockSize, dotQ4_1, dst, w, stride, y, nb)
+}
+
+// DotQ5_0Rows is DotQ4_1Rows for q5_0 weights and a q8_0 row.
+func DotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q5_0BlockSize, Q8_0BlockSize, dotQ5_0, dst, w, stride, y, nb)
+}
+
+// DotQ5_1Rows is DotQ4_1Rows for q5_1 weights and a q8_1 row.
+func DotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q5_1BlockSize, Q8_1BlockSize, dotQ5_1, dst, w, stride, y, nb)
+}
+
+// DotQ2_KRows is DotQ4_1Rows for q2_K weights and a q8_K row, nb
+// super-blocks each.
+func DotQ2_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q2_KBlockSize, Q8_KBlockSize, dotQ2_K, dst, w, stride, y, nb)
+}
+
+// DotQ3_KRows is DotQ2_KRows for q3_K weights.
+func DotQ3_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q3_KBlockSize, Q8_KBlockSize, dotQ3_K, dst, w, stride, y, nb)
+}
+
+// DotQ4_KRows is DotQ2_KRows for q4_K weights.
+func DotQ4_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q4_KBlockSize, Q8_KBlockSize, dotQ4_KBest, dst, w, stride, y, nb)
+}
+
+// DotQ5_KRows is DotQ2_KRows for q5_K weights.
+func DotQ5_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q5_KBlockSize, Q8_KBlockSize, dotQ5_KBest, dst, w, stride, y, nb)
+}
+
+// DotQ6_KRows is DotQ2_KRows for q6_K weights.
+func DotQ6_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
+	return rowsDot(Q6_KBlockSize, Q8_KBlockSize, dotQ6_KBest, dst, w, stride, y, nb)
+}
+
+func checkRows(rows, lw, stride, ly, nb, wbs, ybs int) error {
+	if rows == 0 {
+		return nil
+	}
+	return checkQRowsY(rows, lw, stride, ly, nb, wbs, ybs)
+}
+
+func f16(b []byte) float32 { return halfToFloat(binary.LittleEndian.Uint16(b)) }
+
+func dot8(a []int8, q []byte) int32 {
+	var s int32
+	for i, v := range a {
+		s += int32(v) * int32(int8(q[i]))
+	}
+	return s
+}
+
+func dotQ4_1(w, y []byte, nb int) float32 {
+	var sum float32
+	for i := 0; i < nb; i++ {
+		bw, by := w[i*Q4_1BlockSize:(i+1)*Q4_1BlockSize], y[i*Q8_1BlockSize:(i+1)*Q8_1BlockSize]
+		var s int32
+		for j := 0; j < QK/2; j++ {
+			s += int32(bw[4+j]&0xf)*int32(int8(by[4+j])) + int32(bw[4+j]>>4)*int32(int8(by[4+j+QK/2]))
+		}
+		sum += float32(float32(f16(bw)*f16(by))*float32(s)) + float32(f16(bw[2:])*f16(by[2:]))
+	}
+	return sum
+}
+
+func q5Sum(qs, qy []byte, qh uint32, off int32) int32 {
+	var s int32
+	for j := 0; j < QK/2; j++ {
+		x0 := int32(qs[j]&0xf) | int32((qh>>j)<<4)&0x10
+		x1 := int32(qs[j]>>4) | int32(qh>>(j+12))&0x10
+		s += (x0-off)*int32(int8(qy[j])) + (x1-off)*int32(int8(qy[j+QK/2]))
+	}
+	return s
+}
+
+func dotQ5_0(w, y []byte, nb int) float32 {
+	var sum float32
+	for i := 0; i < nb; i++ {
+		bw, by := w[i*Q5_0BlockSize:(i+1)*Q5_0BlockSize], y[i*Q8_0BlockSize:(i+1)*Q8_0BlockSize]
+		s := q5Sum(bw[6:], by[2:], binary.LittleEndian.Uint32(bw[2:]), 16)
+		sum += float32(f16(bw)*f16(by)) * float32(s)
+	}
+	return sum
+}
+
+func dotQ5_1(w, y []byte, nb int) float32 {
+	var sum float32
+	for i := 0; i < nb; i++ {
+		bw, by := w[i*Q5_1BlockSize:(i+1)*Q5_1BlockSize], y[i*Q8_1BlockSize:(i+1)*Q8_1BlockSize]
+		s := q5Sum(bw[8:], by[4:], binary.LittleEndian.Uint32(bw[4:]), 0)
+		sum += float32(float32(f16(bw)*f16(by))*float32(s)) + float32(f16(bw[2:])*f16(by[2:]))
+	}
+	return sum
+}
+
+// q8K splits a q8_K block into its scale, quants and 16-quant sums.
+func q8K(by []byte) (float32, []byte, []byte) {
+	return math.Float32frombits(binary.LittleEndian.Uint32(by)), by[4 : 4+QKK], by[4+QKK : Q8_KBlockSize]
+}
+
+func bsum(bs []byte, g int) int32 { return int32(int16(binary.LittleEndian.Uint16(bs[2*g:]))) }
+
+func dotQ2_K(w, y []byte, nb int) float32 {
+	var sum float32
+	var a [QKK]int8
+	for i := 0; i < nb; i++ {
+		bw := w[i*Q2_KBlockSize : (i+1)*Q2_KBlockSize]
+		dy, q8, bs := q8K(y[i*Q8_KBlockSize:])
+		sc := bw[:16]
+		for n := 0; n < QKK; n += 128 {
+			q := bw[16+n/4 : 16+n/4+32]
+			for j := 0; j < 4; j++ {
+				for l := 0; l < 32; l++ {
+					a[n+32*j+l] = int8((q[l] >> (2 * j)) & 3)
+				}
+			}
+		}
+		var isum, summs int32
+		for g := 0; g < 16; g++ {
+			isum += int32(sc[g]&0xf) * dot8(a[16*g:16*g+16], q8[16*g:])
+			summs += bsum(bs, g) * int32(sc[g]>>4)
+		}
+		dall, dmin := dy*f16(bw[80:]), dy*f16(bw[82:])
+		sum += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+	}
+	return sum
+}
+
+func dotQ3_K(w, y []byte, nb int) float32 {
+	var sum float32
+	var a [QKK]int8
+	for i := 0; i < nb; i++ {
+		bw := w[i*Q3_KBlockSize : (i+1)*Q3_KBlockSize]
+		dy, q8, _ := q8K(y[i*Q8_KBlockSize:])
+		hm, sc := bw[:32], bw[96:108]
+		m := uint8(1)
+		for n := 0; n < QKK; n += 128 {
+			q := bw[32+n/4 : 32+n/4+32]
+			for j := 0; j < 4; j++ {
+				for l := 0; l < 32; l++ {
+					v := int8((q[l] >> (2 * j)) & 3)
+					if hm[l]&m == 0 {
+						v -= 4
+					}
+					a[n+32*j+l] = v
+				}
+				m <<= 1
+			}
+		}
+		var isum int32
+		for g := 0; g < 16; g++ {
+			isum += int32(cpukernels.Q3KScale(sc, g)) * dot8(a[16*g:16*g+16], q8[16*g:])
+		}
+		sum += float32(f16(bw[108:])*dy) * float32(isum)
+	}
+	return sum
+}
+
+// k45Sum applies the q4_K/q5_K scales and mins to the decoded quants a.
+func k45Sum(bw []byte, a *[QKK]int8, dy float32, q8, bs []byte) float32 {
+	var isum, summs int32
+	for g := 0; g < 8; g++ {
+		s, m := cpukernels.K4ScaleMin(g, bw[4:16])
+		isum += int32(s) * dot8(a[32*g:32*g+32], q8[32*g:])
+		summs += (bsum(bs, 2*g) + bsum(bs, 2*g+1)) * int32(m)
+	}
+	return k4Combine(bw, dy, isum, summs)
+}
+
+// k4Combine scales the integer sums of a q4_K or q5_K super-block bw:
+// d·d_y·isum − dmin·d_y·summs.
+func k4Combine(bw []byte, dy float32, isum, summs int32) float32 {
+	return float32(float32(f16(bw)*dy)*float32(isum)) - float32(float32(f16(bw[2:])*dy)*float32(summs))
+}
+
+func dotQ4_K(w, y []byte, nb int) float32 {
+	var sum float32
+	var a [QKK]int8
+	for i := 0; i < nb; i++ {
+		bw := w[i*Q4_KBlockSize : (i+1)*Q4_KBlockSize]
+		dy, q8, bs := q8K(y[i*Q8_KBlockSize:])
+		for j := 0; j < QKK; j += 64 {
+			q := bw[16+j/2 : 16+j/2+32]
+			for l, v := range q {
+				a[j+l] = int8(v & 0xf)
+				a[j+32+l] = int8(v >> 4)
+			}
+		}
+		sum += k45Sum(bw, &a, dy, q8, bs)
+	}
+	return sum
+}
+
+func dotQ5_K(w, y []byte, nb int) float32 {
+	var sum float32
+	var a [QKK]int8
+	for i := 0; i < nb; i++ {
+		bw := w[i*Q5_KBlockSize : (i+1)*Q5_KBlockSize]
+		dy, q8, bs := q8K(y[i*Q8_KBlockSize:])
+		qh := bw[16:48]
+		u1, u2 := uint8(1), uint8(2)
+		for j := 0; j < QKK; j += 64 {
+			q := bw[48+j/2 : 48+j/2+32]
+			for l, v := range q {
+				lo, hi := int8(v&0xf), int8(v>>4)
+				if qh[l]&u1 != 0 {
+					lo += 16
+				}
+				if qh[l]&u2 != 0 {
+					hi += 16
+				}
+				a[j+l], a[j+32+l] = lo, hi
+			}
+			u1 <<= 2
+			u2 <<= 2
+		}
+		sum += k45Sum(bw, &a, dy, q8, bs)
+	}
+	return sum
+}
+
+func dotQ6_K(w, y []byte, nb int) float32 {
+	var sum float32
+	var a [QKK]int8
+	for i := 0; i < nb; i++ {
+		bw := w[i*Q6_KBlockSize : (i+1)*Q6_KBlockSize]
+		dy, q8, _ := q8K(y[i*Q8_KBlockSize:])
+		for n := 0; n < QKK; n += 128 {
+			ql, qh := bw[n/2:n/2+64], bw[128+n/4:128+n/4+32]
+			for l := 0; l < 32; l++ {
+				a[n+l] = int8(ql[l]&0xf|(qh[l]&3)<<4) - 32
+				a[n+l+32] = int8(ql[l+32]&0xf|((qh[l]>>2)&3)<<4) - 32
+				a[n+l+64] = int8(ql[l]>>4|((qh[l]>>4)&3)<<4) - 32
+				a[n+l+96] = int8(ql[l+32]>>4|((qh[l]>>6)&3)<<4) - 32
+			}
+		}
+		var isum int32
+		for g := 0; g < 16; g++ {
+			isum += int32(int8(bw[192+g])) * dot8(a[16*g:16*g+16], q8[16*g:])
+		}
+		sum += float32(f16(bw[208:])*dy) * float32(isum)
+	}
+	return sum
+}
