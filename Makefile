@@ -7,7 +7,7 @@ NTOK    ?= 24
 .PHONY: help build vet test test-go test-race test-opengl run bench fuzz clean
 
 help:
-	@echo "make run       run the main job: plan the example graph, then the small decoder on the CPU backend"
+	@echo "make run       run the main job: plan a llama-style graph (ggml vs optimized vs lower bound), then the small decoder on the CPU backend"
 	@echo "make test      install what the tests need (apt, as root) and run every test"
 	@echo "make bench     benchmarks: allocator ns/node, CPU kernels (GFLOP/s, GB/s), decoder tokens/s"
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
@@ -33,7 +33,7 @@ test-race:
 	$(GO) test -count=1 -race ./...
 
 run:
-	$(GO) run ./cmd/gogml plan examples/graphs/example.graph.json -stats
+	$(GO) run ./cmd/gogml plan examples/graphs/llama-01.graph.json -stats
 	$(GO) run ./cmd/gogml run -prompt $(PROMPT) -n $(NTOK)
 
 bench:
@@ -43,8 +43,10 @@ FUZZTIME ?= 30s
 fuzz:
 	@set -e; for t in \
 		./runtime:FuzzParseGraphFile ./gallocr:FuzzPlanInvariants ./gallocr:FuzzOptimizedInvariants \
-		./gallocr:FuzzPackBlocks ./internal/kernels/cpu:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
+		./gallocr:FuzzGraphFile ./gallocr:FuzzDynIndexed ./gallocr:FuzzParsePlanFile \
+		./gallocr:FuzzPackBlocks ./internal/kernels/cpukernels:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
+		./internal/rpcwire:FuzzDecodeGraph ./rpcserver:FuzzServeConn \
 		./gguf:FuzzParse ./model/llama:FuzzCheckGGUF; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \

@@ -55,7 +55,8 @@ func forEachCorpusGraph(t *testing.T, test func(t *testing.T, dir, name string, 
 }
 
 // TestConformance plans every graph of the corpus and compares the result
-// with the plan ggml computed, as parsed JSON values.
+// with the plan ggml computed, as parsed JSON values; it also plans each
+// graph with every free list indexed, and parses both plan files strictly.
 func TestConformance(t *testing.T) {
 	forEachCorpusGraph(t, func(t *testing.T, dir, name string, f *runtime.GraphFile) {
 		pl, err := PlanFile(f, StrategyGGML)
@@ -69,6 +70,22 @@ func TestConformance(t *testing.T) {
 		want, err := os.ReadFile(filepath.Join(dir, name+".plan.json"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Both plan files parse strictly (ParsePlanFile).
+		if _, err := ParsePlanFile(want); err != nil {
+			t.Fatalf("ggml's plan: %v", err)
+		}
+		if _, err := ParsePlanFile(got.Bytes()); err != nil {
+			t.Fatalf("our plan: %v", err)
+		}
+		// Free lists indexed from their first freed block (instead of past
+		// listLimit blocks) give the same plan.
+		ix, _, err := planWithIndexAt(f.Graph, f.BufferList(), PlanOptions{NodeBufferIDs: f.NodeBufferIDs, LeafBufferIDs: f.LeafBufferIDs}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(pl.Placements, ix.Placements) || !reflect.DeepEqual(pl.Chunks, ix.Chunks) {
+			t.Error("indexed free lists change the plan")
 		}
 		var gv, wv any
 		if err := json.Unmarshal(got.Bytes(), &gv); err != nil {

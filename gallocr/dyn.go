@@ -7,8 +7,9 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// MaxChunks is the most chunks one dynamic allocator opens; the last one
-// has no size limit.
+// MaxChunks is the most chunks one dynamic allocator with a finite max size
+// opens; the last one has no size limit. An unlimited allocator has exactly
+// one chunk.
 const MaxChunks = 16
 
 // unlimitedBlock is the size of the free block a chunk without a size limit
@@ -26,9 +27,145 @@ type freeBlock struct {
 	offset, size uint64
 }
 
+// listLimit is the longest free list a chunk scans; past it the chunk
+// keeps its blocks in a blockIndex (see RATIONALE: placements do not change).
+const listLimit = 64
+
 type chunk struct {
-	free    []freeBlock // sorted by offset, never empty blocks
-	highest uint64      // high-water mark: bytes the chunk's buffer needs
+	free    []freeBlock // sorted by offset, never empty blocks (list mode)
+	ix      *blockIndex // the free blocks when indexed is set
+	indexed bool
+	highest uint64 // high-water mark: bytes the chunk's buffer needs
+}
+
+func (c *chunk) numFree() int {
+	if c.indexed {
+		return c.ix.len()
+	}
+	return len(c.free)
+}
+
+// bestFit is ggml's first pass within one chunk: the smallest block but the
+// last that holds size bytes, the later one among equal sizes.
+func (c *chunk) bestFit(size uint64) (freeBlock, bool) {
+	if c.indexed {
+		return c.ix.bestFit(size)
+	}
+	best, found := freeBlock{size: math.MaxUint64}, false
+	for i := 0; i < len(c.free)-1; i++ {
+		if b := c.free[i]; b.size >= size && b.size <= best.size {
+			best, found = b, true
+		}
+	}
+	return best, found
+}
+
+// lastBlock returns the chunk's highest-addressed free block.
+func (c *chunk) lastBlock() (freeBlock, bool) {
+	if c.indexed {
+		return c.ix.lastBlock()
+	}
+	if len(c.free) == 0 {
+		return freeBlock{}, false
+	}
+	return c.free[len(c.free)-1], true
+}
+
+// search returns the index of the first listed block at or above offset.
+func (c *chunk) search(offset uint64) int {
+	lo, hi := 0, len(c.free)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.free[m].offset < offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// take cuts size bytes from the front of free block b.
+func (c *chunk) take(b freeBlock, size uint64) {
+	if c.indexed {
+		c.ix.remove(b)
+		if b.size > size {
+			c.ix.insert(freeBlock{b.offset + size, b.size - size})
+		}
+		return
+	}
+	i := c.search(b.offset)
+	if b.size > size {
+		c.free[i] = freeBlock{b.offset + size, b.size - size}
+	} else {
+		c.free = append(c.free[:i], c.free[i+1:]...)
+	}
+}
+
+// release returns [offset, offset+size) to the free blocks, merged with
+// its neighbours; a range that overlaps a free block is an error.
+func (c *chunk) release(offset, size uint64) bool {
+	end := offset + size
+	if c.indexed {
+		prev, next, hasPrev, hasNext := c.ix.neighbours(offset)
+		if hasPrev && prev.offset+prev.size > offset || hasNext && next.offset < end {
+			return false
+		}
+		b := freeBlock{offset, size}
+		if hasPrev && prev.offset+prev.size == offset {
+			c.ix.remove(prev)
+			b = freeBlock{prev.offset, prev.size + b.size}
+		}
+		if hasNext && next.offset == end {
+			c.ix.remove(next)
+			b.size += next.size
+		}
+		c.ix.insert(b)
+		return true
+	}
+	free := c.free
+	p := c.search(offset) // first block after the freed range
+	if p > 0 && free[p-1].offset+free[p-1].size > offset || p < len(free) && free[p].offset < end {
+		return false
+	}
+	mergePrev := p > 0 && free[p-1].offset+free[p-1].size == offset
+	mergeNext := p < len(free) && free[p].offset == end
+	switch {
+	case mergePrev && mergeNext:
+		free[p-1].size += size + free[p].size
+		c.free = append(free[:p], free[p+1:]...)
+	case mergePrev:
+		free[p-1].size += size
+	case mergeNext:
+		free[p].offset = offset
+		free[p].size += size
+	default:
+		free = append(free, freeBlock{})
+		copy(free[p+1:], free[p:])
+		free[p] = freeBlock{offset, size}
+		c.free = free
+	}
+	return true
+}
+
+// index moves the chunk's free list into a blockIndex.
+func (c *chunk) index() {
+	if c.ix == nil {
+		c.ix = &blockIndex{}
+	}
+	c.ix.clear()
+	for _, b := range c.free {
+		c.ix.insert(b)
+	}
+	c.free = c.free[:0]
+	c.indexed = true
+}
+
+// reset leaves the chunk with the one free block b, in list mode.
+func (c *chunk) reset(b freeBlock) {
+	c.free = append(c.free[:0], b)
+	c.indexed = false
+	c.highest = 0
 }
 
 // Dyn is the best-fit dynamic allocator of the graph allocator. It hands out
@@ -36,11 +173,15 @@ type chunk struct {
 // neighbours. With an unlimited max size it behaves exactly like ggml's
 // single-buffer allocator (one chunk); with a finite max size it opens up to
 // MaxChunks chunks as upstream ggml does. Unlike ggml it has no limit on the
-// number of free blocks.
+// number of free blocks, and a long free list is searched in logarithmic
+// time with the same answers.
 type Dyn struct {
 	alignment uint64
 	maxChunk  uint64 // 0: unlimited
 	chunks    []chunk
+	// indexAt is the free-list length past which a chunk switches to a
+	// blockIndex (listLimit; tests lower it to check both agree).
+	indexAt int
 }
 
 // NewDyn returns a dynamic allocator for the given alignment (a power of
@@ -49,7 +190,7 @@ func NewDyn(alignment, maxSize uint64) (*Dyn, error) {
 	if !runtime.IsPow2(alignment) {
 		return nil, fmt.Errorf("dynamic allocator: alignment %d is not a power of two: %w", alignment, runtime.ErrAlignment)
 	}
-	d := &Dyn{alignment: alignment}
+	d := &Dyn{alignment: alignment, indexAt: listLimit}
 	if maxSize != runtime.NoMaxSize && maxSize < unlimitedBlock {
 		d.maxChunk = maxSize
 	}
@@ -66,9 +207,6 @@ func (d *Dyn) Alignment() uint64 { return d.alignment }
 // Reset forgets every allocation. An unlimited allocator keeps one empty
 // chunk, as ggml's does; a limited one opens chunks on demand.
 func (d *Dyn) Reset() {
-	for i := range d.chunks {
-		d.chunks[i].free = d.chunks[i].free[:0]
-	}
 	d.chunks = d.chunks[:0]
 	if d.Unlimited() {
 		d.newChunk(0)
@@ -103,12 +241,10 @@ func (d *Dyn) newChunk(minSize uint64) int {
 	}
 	if len(d.chunks) < cap(d.chunks) {
 		d.chunks = d.chunks[:len(d.chunks)+1]
-		c := &d.chunks[len(d.chunks)-1]
-		c.free = append(c.free[:0], freeBlock{0, size})
-		c.highest = 0
 	} else {
-		d.chunks = append(d.chunks, chunk{free: []freeBlock{{0, size}}})
+		d.chunks = append(d.chunks, chunk{})
 	}
+	d.chunks[len(d.chunks)-1].reset(freeBlock{0, size})
 	return len(d.chunks) - 1
 }
 
@@ -118,61 +254,54 @@ func (d *Dyn) Alloc(size uint64) (Address, error) {
 		return Address{}, fmt.Errorf("allocate %d bytes: %w", size, runtime.ErrOverflow)
 	}
 	size = runtime.AlignUp(size, d.alignment)
-	bestChunk, bestBlock := -1, -1
+	bestChunk := -1
+	var best freeBlock
 
 	// Best fit among each chunk's blocks but its last; among equal sizes the
 	// later block wins, and a later chunk's winner replaces an earlier's.
 	for c := range d.chunks {
-		free := d.chunks[c].free
-		bestSize := uint64(math.MaxUint64)
-		for i := 0; i < len(free)-1; i++ {
-			if b := free[i]; b.size >= size && b.size <= bestSize {
-				bestChunk, bestBlock, bestSize = c, i, b.size
-			}
+		if b, ok := d.chunks[c].bestFit(size); ok {
+			bestChunk, best = c, b
 		}
 	}
 
 	// Else the chunks' last blocks: prefer a chunk that already covers the
 	// tensor with the least waste, else the one that must grow least.
-	if bestBlock < 0 {
+	if bestChunk < 0 {
 		bestReuse := int64(math.MinInt64)
 		for c := range d.chunks {
 			ch := &d.chunks[c]
-			if len(ch.free) == 0 {
-				continue
-			}
-			last := ch.free[len(ch.free)-1]
-			if last.size < size {
+			last, ok := ch.lastBlock()
+			if !ok || last.size < size {
 				continue
 			}
 			reuse := int64(ch.highest - last.offset - size)
 			betterReuse := bestReuse < 0 && reuse > bestReuse
 			betterFit := reuse >= 0 && reuse < bestReuse
 			if betterReuse || betterFit {
-				bestChunk, bestBlock, bestReuse = c, len(ch.free)-1, reuse
+				bestChunk, best, bestReuse = c, last, reuse
 			}
 		}
 	}
 
-	if bestBlock < 0 {
+	if bestChunk < 0 {
+		if d.Unlimited() {
+			last, _ := d.chunks[0].lastBlock()
+			return Address{}, fmt.Errorf("allocate %d bytes: largest free block at the end is %d bytes: %w", size, last.size, runtime.ErrOutOfMemory)
+		}
 		bestChunk = d.newChunk(size)
 		if bestChunk < 0 {
 			return Address{}, fmt.Errorf("allocate %d bytes: all %d chunks are full: %w", size, MaxChunks, runtime.ErrOutOfMemory)
 		}
-		bestBlock = 0
-		if d.chunks[bestChunk].free[0].size < size {
-			return Address{}, fmt.Errorf("allocate %d bytes: largest free block is %d bytes: %w", size, d.chunks[bestChunk].free[0].size, runtime.ErrOutOfMemory)
+		best = d.chunks[bestChunk].free[0]
+		if best.size < size {
+			return Address{}, fmt.Errorf("allocate %d bytes: largest free block is %d bytes: %w", size, best.size, runtime.ErrOutOfMemory)
 		}
 	}
 
 	ch := &d.chunks[bestChunk]
-	b := &ch.free[bestBlock]
-	at := Address{Chunk: bestChunk, Offset: b.offset}
-	b.offset += size
-	b.size -= size
-	if b.size == 0 {
-		ch.free = append(ch.free[:bestBlock], ch.free[bestBlock+1:]...)
-	}
+	at := Address{Chunk: bestChunk, Offset: best.offset}
+	ch.take(best, size)
 	ch.highest = max(ch.highest, at.Offset+size)
 	return at, nil
 }
@@ -185,38 +314,11 @@ func (d *Dyn) Free(a Address, size uint64) error {
 	}
 	size = runtime.AlignUp(size, d.alignment)
 	ch := &d.chunks[a.Chunk]
-	free := ch.free
-	// p: first block after the freed range.
-	lo, hi := 0, len(free)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if free[m].offset < a.Offset {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	p := lo
-	end := a.Offset + size
-	if p > 0 && free[p-1].offset+free[p-1].size > a.Offset || p < len(free) && free[p].offset < end {
+	if !ch.release(a.Offset, size) {
 		return fmt.Errorf("free %d bytes at chunk %d offset %d: range is already free: %w", size, a.Chunk, a.Offset, runtime.ErrOutOfBounds)
 	}
-	mergePrev := p > 0 && free[p-1].offset+free[p-1].size == a.Offset
-	mergeNext := p < len(free) && free[p].offset == end
-	switch {
-	case mergePrev && mergeNext:
-		free[p-1].size += size + free[p].size
-		ch.free = append(free[:p], free[p+1:]...)
-	case mergePrev:
-		free[p-1].size += size
-	case mergeNext:
-		free[p].offset = a.Offset
-		free[p].size += size
-	default:
-		free = append(free, freeBlock{})
-		copy(free[p+1:], free[p:])
-		free[p] = freeBlock{a.Offset, size}
-		ch.free = free
+	if !ch.indexed && len(ch.free) > d.indexAt {
+		ch.index()
 	}
 	return nil
 }

@@ -226,3 +226,71 @@ func FuzzPlanInvariants(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGraphFile drives gallocr end to end from graph files: parse, plan
+// with both strategies and check every plan's invariants, then reserve and
+// allocate through an Allocator and check that each tensor lands where the
+// plan put it. Any input may be rejected with an error; none may panic,
+// hang or give an unsound plan. Seeds include sizes near 2^63.
+func FuzzGraphFile(f *testing.F) {
+	for _, tc := range hugeGraphFiles {
+		f.Add([]byte(tc.json))
+	}
+	f.Add([]byte(`{"format":"graph/v1","buffer_types":[{"name":"host","alignment":32,"max_size":0}],
+"tensors":[{"name":"w","type":"f32","ne":[64,64],"op":"NONE","preallocated":true},{"name":"x","type":"f32","ne":[64,8],"op":"NONE","flags":["input"]},
+{"name":"y","type":"f32","ne":[64,8],"op":"MUL_MAT","src":[0,1]},{"name":"yv","type":"f32","ne":[64,4],"nb":[4,256,1024,1024],"op":"VIEW","src":[2],"view_src":2,"view_offs":1024},
+{"name":"z","type":"f32","ne":[64,4],"op":"SCALE","src":[3],"flags":["output"]}],"leafs":[0,1],"nodes":[2,3,4]}`))
+	f.Add([]byte(`{"format":"graph/v1","buffer_types":[{"name":"dev","alignment":64,"max_size":4096,"alloc_pad":96},{"name":"host","alignment":16,"max_size":0}],
+"buffers":[0,1,0],"tensors":[{"name":"a","type":"f32","ne":[300],"op":"NONE","flags":["input"]},{"name":"b","type":"f32","ne":[300],"op":"SQR","src":[0]},
+{"name":"c","type":"f32","ne":[300],"op":"ADD","src":[1,0]},{"name":"d","type":"f32","ne":[900],"op":"CONCAT","src":[2,1],"flags":["output"]}],
+"leafs":[0],"nodes":[1,2,3],"leaf_buffer_ids":[1],"node_buffer_ids":[0,2,1]}`))
+	f.Add([]byte(`{"format":"graph/v1","buffer_types":[{"name":"dev","alignment":32,"max_size":4611686018427387904}],"tensors":[
+{"name":"x0","type":"f32","ne":[1152921504606846976],"op":"NONE","flags":["input"]},{"name":"x1","type":"f32","ne":[1152921504606846975],"op":"NONE","flags":["input"]},
+{"name":"y","type":"f32","ne":[1152921504606846976],"op":"ADD","src":[0,1]}],"leafs":[0,1],"nodes":[2]}`))
+	f.Add([]byte(`{"format":"graph/v1","buffer_types":[{"name":"host","alignment":9223372036854775808,"max_size":9223372036854775807}],
+"tensors":[{"name":"x","type":"f32","ne":[1],"op":"NONE","flags":["input"]},{"name":"y","type":"f32","ne":[1],"op":"SCALE","src":[0]}],"leafs":[0],"nodes":[1]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gf, err := runtime.ParseGraphFile(data)
+		if err != nil {
+			return
+		}
+		if len(gf.Tensors) > 512 {
+			return // the invariant check is quadratic
+		}
+		bufts := gf.BufferList()
+		var ggml *Plan
+		for _, s := range []Strategy{StrategyGGML, StrategyOptimized} {
+			pl, err := PlanFile(gf, s)
+			if err != nil {
+				if ggml != nil {
+					t.Fatalf("ggml strategy plans, %s does not: %v", s, err)
+				}
+				return
+			}
+			checkPlanSteps(t, gf.Graph, bufts, pl)
+			if s == StrategyGGML {
+				ggml = pl
+			}
+		}
+		a, err := NewN(bufts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.ReserveN(gf.Graph, gf.NodeBufferIDs, gf.LeafBufferIDs); err != nil {
+			t.Fatalf("plan succeeds, reserve fails: %v", err)
+		}
+		if err := a.AllocGraph(gf.Graph); err != nil {
+			t.Fatalf("alloc graph: %v", err)
+		}
+		for i, tn := range ggml.Index.Tensors {
+			p := ggml.Placements[i]
+			if p.Buffer < 0 || !ggml.Index.InGraph[i] {
+				continue
+			}
+			if want := a.Buffers(p.Buffer)[p.Chunk]; tn.Buffer != want || tn.Offset != p.Offset {
+				t.Fatalf("tensor %q at (%v, %d), planned (buffer %d chunk %d, %d)", tn.Name, tn.Buffer, tn.Offset, p.Buffer, p.Chunk, p.Offset)
+			}
+		}
+		a.Free()
+	})
+}

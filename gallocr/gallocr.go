@@ -26,13 +26,21 @@ var ErrNeedsReserve = errors.New("graph does not fit the last reserve; reserve a
 // of the list with the same buffer type share one dynamic allocator and one
 // set of buffers. An Allocator is not safe for concurrent use.
 type Allocator struct {
-	bufts    []runtime.BufferType
-	dynOf    []int
-	firstOf  []int
-	dyns     []*Dyn
-	buffers  [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
-	retired  map[runtime.Buffer]struct{}
-	strategy Strategy
+	bufts   []runtime.BufferType
+	dynOf   []int
+	firstOf []int
+	dyns    []*Dyn
+	buffers [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
+	// retired remembers the last maxRetired buffers this allocator freed
+	// (oldest first in retiredOrder), so tensors still naming them are
+	// recognised as its own and placed again rather than taken for memory
+	// held elsewhere.
+	retired      map[runtime.Buffer]struct{}
+	retiredOrder []runtime.Buffer
+	strategy     Strategy
+	// lastIndex is the index of the graph last allocated; Free unbinds its
+	// tensors.
+	lastIndex *runtime.GraphIndex
 
 	plan *Plan // the last successful reserve; nil before one or after an error
 	// deferred collects views met before their base had a place.
@@ -149,12 +157,26 @@ func (a *Allocator) reallocate(pl *Plan) error {
 	return nil
 }
 
+// maxRetired bounds the freed buffers an allocator remembers. A tensor
+// still naming a buffer freed longer ago counts as held elsewhere: give it
+// a place again by allocating a graph that holds it before that many
+// reallocations.
+const maxRetired = 64
+
 // releaseDyn frees the buffers of dynamic allocator d, remembering them so
 // tensors still pointing at them are recognised as ours.
 func (a *Allocator) releaseDyn(d int) {
 	for _, b := range a.buffers[d] {
 		b.Free()
+		if _, ok := a.retired[b]; ok {
+			continue
+		}
+		if len(a.retiredOrder) == maxRetired {
+			delete(a.retired, a.retiredOrder[0])
+			a.retiredOrder = append(a.retiredOrder[:0], a.retiredOrder[1:]...)
+		}
 		a.retired[b] = struct{}{}
+		a.retiredOrder = append(a.retiredOrder, b)
 	}
 	a.buffers[d] = nil
 }
@@ -166,8 +188,32 @@ func (a *Allocator) freeAll() {
 	a.plan = nil
 }
 
-// Free releases every buffer of the allocator.
-func (a *Allocator) Free() { a.freeAll() }
+// Free releases every buffer of the allocator. The tensors of the graph it
+// allocated last (and of its last reserve) that lie in its buffers lose
+// their place (Buffer nil), so another allocator given that graph places
+// them anew; tensors of graphs allocated before still name the freed
+// buffers until they are allocated again. The allocator can reserve again.
+func (a *Allocator) Free() {
+	for _, ix := range []*runtime.GraphIndex{a.lastIndex, a.planIndex()} {
+		if ix == nil {
+			continue
+		}
+		for _, t := range ix.Tensors {
+			if t.Buffer != nil && !t.Preallocated && a.ours(t.Buffer) {
+				t.Buffer, t.Offset = nil, 0
+			}
+		}
+	}
+	a.lastIndex = nil
+	a.freeAll()
+}
+
+func (a *Allocator) planIndex() *runtime.GraphIndex {
+	if a.plan == nil {
+		return nil
+	}
+	return a.plan.Index
+}
 
 // Plan returns the plan of the last successful reserve (nil before).
 func (a *Allocator) Plan() *Plan { return a.plan }
@@ -269,6 +315,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	}
 	rix := a.plan.Index
 	same := g.Index() == rix
+	a.lastIndex = g.Index()
 	a.deferred = a.deferred[:0]
 	for i, l := range g.Leafs() {
 		if err := a.initTensor(l, a.plan.Placements[rix.Leafs[i]]); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -42,6 +43,14 @@ func (d *Dyn) MaxChunkSize() uint64 { return d.maxChunk }
 // of tens of thousands of nodes is planned in about a second while graphs
 // of a few thousand get the whole search.
 const optPackWork = 1 << 16
+
+// optWorkBudget bounds the packer's work per allocator, counted in
+// neighbour spans looked at and placed items moved: a graph whose blocks
+// mostly overlap (long-lived outputs among hundreds of thousands of
+// blocks) would otherwise cost a quadratic search per pack. When it runs
+// out, the best complete pack so far is kept, or ggml's own placement
+// when none completed.
+const optWorkBudget = 1 << 28
 
 // optRepairRounds bounds the local-repair rounds per allocator; planning
 // time grows linearly with it.
@@ -98,13 +107,15 @@ type packer struct {
 	critAt   []int32
 
 	spans []optSpan // scratch
+	// work left of optWorkBudget; a pack stops when it runs out.
+	work int64
 }
 
 func newPacker(items []optItem, align, maxChunk uint64) *packer {
 	n := len(items)
 	p := &packer{items: items, align: align, maxChunk: maxChunk,
 		off: make([]uint64, n), chunk: make([]int32, n), placed: make([]bool, n),
-		adj: make([][]int32, n), stateOrder: make([]int32, n), critAt: make([]int32, n)}
+		adj: make([][]int32, n), stateOrder: make([]int32, n), critAt: make([]int32, n), work: optWorkBudget}
 	byStart := make([]int32, n)
 	for i := range byStart {
 		byStart[i] = int32(i)
@@ -234,6 +245,7 @@ func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
 		cur = max(cur, hi)
 	}
 	if p.adj[i] != nil {
+		p.work -= int64(len(p.adj[i]))
 		// Few neighbours: sort the placed ones by offset.
 		spans := p.spans[:0]
 		for _, j := range p.adj[i] {
@@ -250,6 +262,7 @@ func (p *packer) fitIn(i int32, c int32) (off, slack uint64, ok bool) {
 		// Many: walk the chunk's items in offset order and skip those
 		// whose lifetimes do not meet item i's.
 		it := p.items[i]
+		p.work -= int64(len(ch.byOffset))
 		for _, j := range ch.byOffset {
 			if o := p.items[j]; o.start < it.end && it.start < o.end {
 				visit(p.off[j], p.off[j]+o.size)
@@ -287,7 +300,7 @@ func (p *packer) pack(order []int32, limit uint64) uint64 {
 		p.place(order[pos])
 		p.critAt[pos] = p.critical
 		p.valid = pos + 1
-		if p.sum > limit {
+		if p.sum > limit || p.work < 0 {
 			return math.MaxUint64
 		}
 	}
@@ -319,7 +332,7 @@ func (p *packer) rollback(k int) {
 		for _, j := range ch.byOffset {
 			ch.height = max(ch.height, p.off[j]+p.items[j].size)
 		}
-		p.sum += ch.height
+		p.sum = satAdd(p.sum, ch.height)
 		if len(ch.byOffset) > 0 || c == 0 && p.maxChunk == 0 {
 			n = c + 1
 		}
@@ -361,8 +374,9 @@ func (p *packer) place(i int32) {
 	p.off[i], p.chunk[i], p.placed[i] = bestOff, bestC, true
 	ch := &p.chunks[bestC]
 	ch.height = max(ch.height, bestOff+size)
-	p.sum += bestGrow
+	p.sum = satAdd(p.sum, bestGrow)
 	k, _ := slices.BinarySearchFunc(ch.byOffset, bestOff, func(j int32, off uint64) int { return cmp.Compare(p.off[j], off) })
+	p.work -= int64(len(ch.byOffset)-k) / 16 // the move of the items above
 	ch.byOffset = slices.Insert(ch.byOffset, k, i)
 	if bestGrow > 0 {
 		p.critical = i
@@ -401,6 +415,14 @@ func optBreadth(items []optItem) []uint64 {
 	for k := len(live) - 1; k >= 0; k-- {
 		suffix[k] = max(suffix[k+1], live[k])
 	}
+	// tree: a segment tree of live for range maxima, so a long life costs
+	// a logarithmic query, not a walk over every moment it spans.
+	m := len(live)
+	tree := make([]uint64, 2*m)
+	copy(tree[m:], live)
+	for k := m - 1; k > 0; k-- {
+		tree[k] = max(tree[2*k], tree[2*k+1])
+	}
 	breadth := make([]uint64, len(items))
 	for i, it := range items {
 		k, _ := slices.BinarySearch(times, it.start)
@@ -408,9 +430,19 @@ func optBreadth(items []optItem) []uint64 {
 			breadth[i] = suffix[k]
 			continue
 		}
-		for ; k < len(times) && times[k] < it.end; k++ {
-			breadth[i] = max(breadth[i], live[k])
+		e, _ := slices.BinarySearch(times, it.end) // first moment at or after the end
+		var b uint64
+		for lo, hi := k+m, e+m; lo < hi; lo, hi = lo>>1, hi>>1 {
+			if lo&1 == 1 {
+				b = max(b, tree[lo])
+				lo++
+			}
+			if hi&1 == 1 {
+				hi--
+				b = max(b, tree[hi])
+			}
 		}
+		breadth[i] = b
 	}
 	return breadth
 }
@@ -472,24 +504,41 @@ func optOrder(k int, items []optItem, events int, breadth func() []uint64) []int
 }
 
 // liveBound returns the most bytes alive at one moment: no pack of items
-// needs fewer. Times must lie in [0, events]; otherwise it returns 0.
+// needs fewer. Times must lie in [0, events]; otherwise it returns 0. The
+// sums are exact (128-bit); a bound past math.MaxUint64 is math.MaxUint64.
 func liveBound(items []optItem, events int) uint64 {
-	delta := make([]int64, events+1)
+	type sum128 struct{ hi, lo uint64 }
+	add := func(s *sum128, v uint64) {
+		var c uint64
+		s.lo, c = bits.Add64(s.lo, v, 0)
+		s.hi += c
+	}
+	plus := make([]sum128, events+1)
+	minus := make([]sum128, events+1)
 	for _, it := range items {
 		if it.start < 0 || it.start > events || it.end != math.MaxInt && (it.end < 0 || it.end > events) {
 			return 0
 		}
-		delta[it.start] += int64(it.size)
+		add(&plus[it.start], it.size)
 		if it.end != math.MaxInt {
-			delta[it.end] -= int64(it.size)
+			add(&minus[it.end], it.size)
 		}
 	}
-	var live, peak int64
-	for _, d := range delta {
-		live += d
-		peak = max(peak, live)
+	var live, peak sum128
+	for t := range plus {
+		var c uint64
+		live.lo, c = bits.Add64(live.lo, plus[t].lo, 0)
+		live.hi += plus[t].hi + c
+		live.lo, c = bits.Sub64(live.lo, minus[t].lo, 0)
+		live.hi -= minus[t].hi + c
+		if live.hi > peak.hi || live.hi == peak.hi && live.lo > peak.lo {
+			peak = live
+		}
 	}
-	return uint64(peak)
+	if peak.hi != 0 {
+		return math.MaxUint64
+	}
+	return peak.lo
 }
 
 // packDyn finds places for items and returns offsets, chunks and the total
@@ -524,7 +573,7 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	bestFirstFit := false
 	maxPacks, packs := max(2, optPackWork/max(len(items), 1)), 0
 	for k := range 2 * optOrderCount {
-		if packs >= maxPacks {
+		if packs >= maxPacks || p.work < 0 {
 			break
 		}
 		packs++
@@ -550,7 +599,7 @@ func packDyn(items []optItem, events int, align, maxChunk, bound uint64) (off []
 	cand := make([]int32, len(order))
 	n := len(order)
 	stall := 0
-	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1 && packs < maxPacks; round++ {
+	for round := 0; round < optRepairRounds && stall < optRepairStall && best > bound && n > 1 && packs < maxPacks && p.work >= 0; round++ {
 		stall++
 		packs++
 		copy(cand, order)
@@ -610,7 +659,7 @@ func optimizeBlocks(pl *Plan, dyns []*Dyn) error {
 			ggmlChunks[b.At.Chunk] = max(ggmlChunks[b.At.Chunk], b.At.Offset+b.Size)
 		}
 		for _, s := range ggmlChunks {
-			ggml += s
+			ggml = satAdd(ggml, s)
 		}
 		bound := liveBound(items, pl.Events)
 		off, chunk, total := packDyn(items, pl.Events, dd.Alignment(), dd.MaxChunkSize(), bound)

@@ -2,6 +2,7 @@ package gallocr
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -100,6 +101,29 @@ func BenchmarkPlanLarge(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.NumNodes()), "ns/node")
 				b.ReportMetric(float64(pl.TotalSize())/float64(pl.LowerBound()[0]), "size/bound")
+			})
+		}
+	}
+}
+
+// BenchmarkFragmentingChain plans a chain whose free list grows by a block
+// every two nodes, with the plain list (ggml's search, the reference) and
+// with the index chunks switch to past listLimit blocks, side by side.
+func BenchmarkFragmentingChain(b *testing.B) {
+	host := &runtime.VirtualBufferType{TypeName: "host", Align: 32, Max: runtime.NoMaxSize}
+	for _, n := range []int{2000, 20000} {
+		g := fragmentingChain(n)
+		for _, mode := range []struct {
+			name    string
+			indexAt int
+		}{{"list", math.MaxInt}, {"indexed", listLimit}} {
+			b.Run(fmt.Sprintf("nodes=%d/%s", n, mode.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, _, err := planWithIndexAt(g, []runtime.BufferType{host}, PlanOptions{}, mode.indexAt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.NumNodes()), "ns/node")
 			})
 		}
 	}

@@ -119,33 +119,40 @@ type planner struct {
 	err              error
 }
 
-func sameBufferType(a, b runtime.BufferType) bool {
-	if a == nil || b == nil {
-		return a == b
+// lookupBufferType finds bt in seen. hashable is false when bt cannot be
+// a map key: a nil type, a dynamic type that is not comparable, or a
+// comparable struct holding an interface whose value is not (hashing it
+// panics); such a buffer type equals no other entry.
+func lookupBufferType(seen map[runtime.BufferType]int, bt runtime.BufferType) (d int, found, hashable bool) {
+	if bt == nil || !reflect.TypeOf(bt).Comparable() {
+		return 0, false, false
 	}
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta != tb || !ta.Comparable() {
-		return false
-	}
-	return a == b
+	defer func() {
+		if recover() != nil {
+			d, found, hashable = 0, false, false
+		}
+	}()
+	d, found = seen[bt]
+	return d, found, true
 }
 
 // dynIndex groups a buffer list by buffer type: entries with the same type
-// share one dynamic allocator, as in ggml.
+// share one dynamic allocator, as in ggml. A map keeps it linear in the
+// length of the list.
 func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
 	dynOf = make([]int, len(bufts))
+	seen := make(map[runtime.BufferType]int)
 	for i, bt := range bufts {
-		dynOf[i] = -1
-		for j := 0; j < i; j++ {
-			if sameBufferType(bufts[j], bt) {
-				dynOf[i] = dynOf[j]
-				break
-			}
+		d, found, hashable := lookupBufferType(seen, bt)
+		if found {
+			dynOf[i] = d
+			continue
 		}
-		if dynOf[i] < 0 {
-			dynOf[i] = len(firstOf)
-			firstOf = append(firstOf, i)
+		if hashable {
+			seen[bt] = len(firstOf)
 		}
+		dynOf[i] = len(firstOf)
+		firstOf = append(firstOf, i)
 	}
 	return dynOf, firstOf
 }
@@ -163,10 +170,9 @@ func (p *planner) tensor(id int32) *runtime.Tensor { return p.ix.Tensors[id] }
 func (p *planner) allocate(id int32, bufID int) {
 	st := &p.st[id]
 	t := p.tensor(id)
-	if st.allocated || p.ext[id] || t.ViewSrc != nil {
+	if p.err != nil || st.allocated || p.ext[id] || t.ViewSrc != nil {
 		return
 	}
-	st.allocated = true
 	if t.Op.CanInplace() {
 		srcs := p.srcIDs(id)
 		for j, parent := range t.Src {
@@ -191,6 +197,7 @@ func (p *planner) allocate(id int32, bufID int) {
 				// memory is never reused through a view.
 				continue
 			}
+			st.allocated = true
 			st.bufferID = ps.bufferID
 			st.block = ps.block
 			st.size = ps.size
@@ -211,6 +218,9 @@ func (p *planner) allocate(id int32, bufID int) {
 		p.fail(fmt.Errorf("tensor %q (%d bytes) in %s: %w", t.Name, size, p.bufts[bufID].Name(), err))
 		return
 	}
+	// Marked allocated only now that it has memory: a failed tensor is
+	// never freed or reused in place by a later one.
+	st.allocated = true
 	st.bufferID = int32(bufID)
 	st.block = int32(len(p.blocks))
 	st.size = size
@@ -222,10 +232,10 @@ func (p *planner) allocate(id int32, bufID int) {
 
 func (p *planner) free(id int32) {
 	t := p.tensor(id)
-	if t.HasFlag(runtime.FlagOutput) {
+	st := &p.st[id]
+	if p.err != nil || t.HasFlag(runtime.FlagOutput) || st.block < 0 {
 		return
 	}
-	st := &p.st[id]
 	b := &p.blocks[st.block]
 	if err := p.dyns[b.Dyn].Free(b.At, st.size); err != nil {
 		p.fail(fmt.Errorf("free tensor %q: %w", t.Name, err))
@@ -273,6 +283,9 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 	ix := p.ix
 	for i, id := range ix.Leafs {
 		p.allocate(id, bufferIDAt(leafIDs, i))
+		if p.err != nil {
+			return // the walk stops at the first tensor that cannot be placed
+		}
 	}
 	nodes := g.Nodes()
 	for i, id := range ix.Nodes {
@@ -291,6 +304,9 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 			if n.Src[j].HasFlag(runtime.FlagInput) {
 				p.allocate(s, bufferIDAt(nodeIDs, i))
 			}
+		}
+		if p.err != nil {
+			return
 		}
 	}
 	for i, id := range ix.Nodes {
@@ -400,6 +416,19 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	for i, id := range ix.Nodes {
 		p.nodePos[id] = int32(i)
 	}
+	// Sources must come first: a tensor's memory is taken over or freed by
+	// its consumers, so a source that is the node itself or a later node
+	// (a graph whose tensors were changed after it was built) would
+	// corrupt the plan.
+	for i, id := range ix.Nodes {
+		for j, s := range ix.Src[i][:ix.NSrc[i]] {
+			if s >= 0 && p.nodePos[s] >= int32(i) {
+				t := ix.Tensors[id]
+				return nil, fmt.Errorf("plan: node %d %q: source %d %q is node %d, not computed before it (a cycle, or sources changed after the graph was built): %w",
+					i, t.Name, j, ix.Tensors[s].Name, p.nodePos[s], runtime.ErrGraph)
+			}
+		}
+	}
 	p.run(g, opt.NodeBufferIDs, opt.LeafBufferIDs)
 	if p.err != nil {
 		return nil, fmt.Errorf("plan: %w", p.err)
@@ -488,11 +517,12 @@ func (pl *Plan) Placement(t *runtime.Tensor) (Placement, bool) {
 }
 
 // TotalSize returns the bytes of all distinct buffers of the plan (entries
-// that share a buffer type are counted once).
+// that share a buffer type are counted once), or math.MaxUint64 when the
+// total does not fit in 64 bits.
 func (pl *Plan) TotalSize() uint64 {
 	var total uint64
 	for _, s := range pl.DynSizes() {
-		total += s
+		total = satAdd(total, s)
 	}
 	return total
 }

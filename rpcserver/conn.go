@@ -95,11 +95,11 @@ func (c *conn) header() (uint64, error) {
 func (c *conn) fixed(cmd rpcwire.Cmd, size uint64) ([]byte, error) {
 	want, _ := rpcwire.RequestSize(cmd)
 	if size != want {
-		return nil, fmt.Errorf("%s: request of %d bytes, want %d: %w", cmd, size, want, ErrMalformed)
+		return nil, fmt.Errorf("request of %d bytes, want %d: %w", size, want, ErrMalformed)
 	}
 	p := make([]byte, size)
 	if err := c.readFull(p); err != nil {
-		return nil, fmt.Errorf("%s: %w", cmd, err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -135,7 +135,7 @@ func (c *conn) serve() error {
 		return err
 	}
 	if _, err := c.fixed(rpcwire.CmdHello, size); err != nil {
-		return err
+		return fmt.Errorf("HELLO: %w", err)
 	}
 	// Transport caps all zero: plain TCP, whatever the client offers
 	// (RDMA is not implemented).
@@ -150,7 +150,10 @@ func (c *conn) serve() error {
 			return err
 		}
 		cmd := rpcwire.Cmd(cb[0])
-		if cmd >= rpcwire.CmdCount || cmd == rpcwire.CmdNone || cmd == rpcwire.CmdHello {
+		if cmd == rpcwire.CmdHello {
+			return fmt.Errorf("HELLO after the handshake: %w", ErrMalformed)
+		}
+		if cmd >= rpcwire.CmdCount || cmd == rpcwire.CmdNone {
 			return fmt.Errorf("unknown command %d: %w", cb[0], ErrMalformed)
 		}
 		size, err := c.header()
@@ -230,10 +233,10 @@ func (c *conn) dispatch(cmd rpcwire.Cmd, size uint64) error {
 		return c.setTensorHash(&w, off, hash)
 	case rpcwire.CmdGetTensor:
 		w, off, n := r.Tensor(), r.U64(), r.U64()
-		return c.getTensor(&w, off, n, 1, 0)
+		return c.getTensor(&w, off, n, 1, 0, false)
 	case rpcwire.CmdGetTensor2D:
 		w, off, n, copies, stride := r.Tensor(), r.U64(), r.U64(), r.U64(), r.U64()
-		return c.getTensor(&w, off, n, copies, stride)
+		return c.getTensor(&w, off, n, copies, stride, true)
 	case rpcwire.CmdCopyTensor:
 		src, dst := r.Tensor(), r.Tensor()
 		return c.copyTensor(&src, &dst)
@@ -445,6 +448,9 @@ func (c *conn) setTensor2D(size uint64) error {
 	if err != nil {
 		return err
 	}
+	if copies*n > wt.nbytes {
+		return fmt.Errorf("tensor %q: %d rows of %d bytes exceed its %d bytes: %w", wt.t.Name, copies, n, wt.nbytes, ErrBadTensor)
+	}
 	for i := range copies {
 		if err := c.stream(wt.rb, pos+i*stride, n, nil); err != nil {
 			return err
@@ -455,13 +461,13 @@ func (c *conn) setTensor2D(size uint64) error {
 
 // getTensor replies with copies rows of n bytes, stride apart, from the
 // tensor's bytes at off (GET_TENSOR is one row).
-func (c *conn) getTensor(w *rpcwire.Tensor, off, n, copies, stride uint64) error {
+func (c *conn) getTensor(w *rpcwire.Tensor, off, n, copies, stride uint64, twoD bool) error {
 	wt, err := c.dataTensor(w)
 	if err != nil {
 		return err
 	}
 	span := n
-	if copies != 1 || stride != 0 {
+	if twoD {
 		if span, err = span2D(n, copies, stride); err != nil {
 			return err
 		}
@@ -469,6 +475,9 @@ func (c *conn) getTensor(w *rpcwire.Tensor, off, n, copies, stride uint64) error
 	pos, err := wt.region(off, span)
 	if err != nil {
 		return err
+	}
+	if twoD && copies*n > wt.nbytes {
+		return fmt.Errorf("tensor %q: %d rows of %d bytes exceed its %d bytes: %w", wt.t.Name, copies, n, wt.nbytes, ErrBadTensor)
 	}
 	c.debugf("[get_tensor] buffer: %#x, data: %#x, offset: %d, size: %d x %d", wt.rb.handle, wt.data, off, copies, n)
 	var b [8]byte

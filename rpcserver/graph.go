@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gogml/gogml/internal/rpcwire"
 	"github.com/gogml/gogml/runtime"
@@ -140,6 +141,9 @@ func (c *conn) graphCompute(p []byte) error {
 		if wt.rb == nil {
 			return fmt.Errorf("node %d %q has no memory: %w", i, t.Name, runtime.ErrNotAllocated)
 		}
+		if err := checkNode(t); err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
 		if why := c.checkSources(d, wt); why != "" && sg.unsupported == "" {
 			sg.unsupported = why
 		}
@@ -182,11 +186,14 @@ func (c *conn) checkSources(d *device, wt *wtensor) string {
 			return fmt.Sprintf("node %q: source %d in %s memory", t.Name, i, s.Buffer.Type().Name())
 		}
 	}
-	d.mu.Lock()
-	ok := d.backend.SupportsOp(t)
-	d.mu.Unlock()
-	if !ok {
-		return fmt.Sprintf("unsupported op %s (node %q, %s %v)", opDesc(t), t.Name, t.Type, t.Ne)
+	if !d.supportsOp(t) {
+		var srcs []string
+		for _, s := range t.Src[:t.NumSrc()] {
+			if s != nil {
+				srcs = append(srcs, s.Type.String())
+			}
+		}
+		return fmt.Sprintf("unsupported op %s (node %q, %s %v from %s)", opDesc(t), t.Name, t.Type, t.Ne, strings.Join(srcs, ","))
 	}
 	return ""
 }
@@ -211,10 +218,7 @@ func (c *conn) run(sg *storedGraph) {
 	d := sg.dev
 	why := sg.unsupported
 	if why == "" && sg.graph.NumNodes() > 0 {
-		d.mu.Lock()
-		err := d.backend.Compute(sg.graph)
-		d.mu.Unlock()
-		if err != nil {
+		if err := d.compute(sg.graph); err != nil {
 			why = fmt.Sprintf("compute failed: %v", err)
 		}
 	}
@@ -234,6 +238,47 @@ func (c *conn) run(sg *storedGraph) {
 			c.s.logf("[graph_compute] poison %q: %v", wt.t.Name, err)
 		}
 	}
+}
+
+// compute runs g on the device. A panic in the backend (a kernel indexing
+// out of range on input it did not validate) is turned into an error, so
+// one client's graph cannot take the server down; panics in the backend's
+// own worker goroutines are beyond its reach.
+func (d *device) compute(g *runtime.Graph) (err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("backend panicked: %v", r)
+		}
+	}()
+	return d.backend.Compute(g)
+}
+
+// supportsOp asks the backend, turning a panic into "no".
+func (d *device) supportsOp(t *runtime.Tensor) (ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			ok = false
+		}
+	}()
+	return d.backend.SupportsOp(t)
+}
+
+// checkNode applies the checks ggml's server makes on op parameters that
+// its CPU kernels trust: PAD_REFLECT_1D's pads must be non-negative and
+// fit the output.
+func checkNode(t *runtime.Tensor) error {
+	if t.Op == runtime.OpPadReflect1D && t.Src[0] != nil {
+		s := t.Src[0]
+		p0, p1 := int64(t.OpParams[0]), int64(t.OpParams[1])
+		if p0 < 0 || p1 < 0 || t.Ne[0] < s.Ne[0]+p0+p1 || t.Ne[1] != s.Ne[1] || t.Ne[2] != s.Ne[2] || t.Ne[3] != s.Ne[3] {
+			return fmt.Errorf("node %q: PAD_REFLECT_1D pads %d, %d do not fit: %w", t.Name, p0, p1, ErrBadTensor)
+		}
+	}
+	return nil
 }
 
 // graphRecompute runs a stored graph again.

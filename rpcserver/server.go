@@ -179,10 +179,10 @@ func (s *Server) ServeConn(c net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-		s.logf("Client connection %s closed: %v", c.RemoteAddr(), err)
-	} else {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		s.logf("Client connection %s closed", c.RemoteAddr())
+	} else {
+		s.logf("Client connection %s closed: %v", c.RemoteAddr(), err)
 	}
 }
 

@@ -11,13 +11,29 @@ import (
 // or ErrUnsupported, naming the op and the tensors) instead of panicking;
 // after an error every builder returns nil (see Context).
 
-// Rope modes stored in op parameter 2 of ROPE and ROPE_BACK tensors.
+// Rope modes stored in op parameter 2 of ROPE and ROPE_BACK tensors
+// (ggml's GGML_ROPE_TYPE_*).
 const (
 	// RopeNormal rotates adjacent pairs (x[2i], x[2i+1]).
 	RopeNormal int32 = 0
 	// RopeNeoX rotates pairs half a rotation apart (x[i], x[i+n_dims/2]).
 	RopeNeoX int32 = 2
+	// RopeMrope is multi-section rope (ggml_rope_multi): NeoX pairs whose
+	// angles come from one of four positions per token (time, height,
+	// width, extra), chosen by section.
+	RopeMrope int32 = 8
+	// RopeVision is vision rope (ggml_rope_multi): pairs (x[i],
+	// x[i+n_dims]) over the whole row, n_dims = ne0/2, each section's
+	// angles restarting from its own position.
+	RopeVision int32 = 24
+	// RopeImrope is interleaved multi-section rope (Qwen3-VL): sections
+	// alternate pair by pair.
+	RopeImrope int32 = 40
 )
+
+// MropeSections is the number of sections of multi-section rope
+// (GGML_MROPE_SECTIONS); they are op parameters 11..14.
+const MropeSections = 4
 
 // RopeParams are the float parameters of ggml's rope_ext. DefaultRopeParams
 // gives plain RoPE without YaRN scaling.
@@ -220,7 +236,7 @@ func (c *Context) Add1(a, b *Tensor) *Tensor { return c.add1(a, b, false) }
 // Add1Inplace is Add1 writing into a's memory (ggml_add1_inplace).
 func (c *Context) Add1Inplace(a, b *Tensor) *Tensor { return c.add1(a, b, true) }
 
-func (c *Context) scale(a *Tensor, s float32, inplace bool) *Tensor {
+func (c *Context) scale(a *Tensor, s, b float32, inplace bool) *Tensor {
 	if !c.ok(a) {
 		return nil
 	}
@@ -230,15 +246,24 @@ func (c *Context) scale(a *Tensor, s float32, inplace bool) *Tensor {
 	t := c.unaryLike(OpScale, inplace, a)
 	if t != nil {
 		t.SetOpParamF32(0, s)
+		t.SetOpParamF32(1, b)
 	}
 	return t
 }
 
 // Scale returns a * s; s is op parameter 0 as a float32 (ggml_scale).
-func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.scale(a, s, false) }
+func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.scale(a, s, 0, false) }
 
 // ScaleInplace is Scale writing into a's memory (ggml_scale_inplace).
-func (c *Context) ScaleInplace(a *Tensor, s float32) *Tensor { return c.scale(a, s, true) }
+func (c *Context) ScaleInplace(a *Tensor, s float32) *Tensor { return c.scale(a, s, 0, true) }
+
+// ScaleBias returns a*s + b; s and b are op parameters 0 and 1 as float32
+// (ggml_scale_bias).
+func (c *Context) ScaleBias(a *Tensor, s, b float32) *Tensor { return c.scale(a, s, b, false) }
+
+// ScaleBiasInplace is ScaleBias writing into a's memory
+// (ggml_scale_bias_inplace).
+func (c *Context) ScaleBiasInplace(a *Tensor, s, b float32) *Tensor { return c.scale(a, s, b, true) }
 
 func (c *Context) elementwise(op Op, a *Tensor, inplace bool) *Tensor {
 	if !c.ok(a) {
@@ -493,21 +518,45 @@ func (c *Context) SoftMaxExtBack(a, b *Tensor, scale, maxBias float32) *Tensor {
 // SoftMaxBack is SoftMaxExtBack with scale 1 (ggml_soft_max_back).
 func (c *Context) SoftMaxBack(a, b *Tensor) *Tensor { return c.SoftMaxExtBack(a, b, 1, 0) }
 
-func (c *Context) rope(op Op, a, pos, freqFactors *Tensor, nDims int, mode int32, p RopeParams, inplace bool) *Tensor {
+func (c *Context) rope(op Op, a, pos, freqFactors *Tensor, nDims int, sections *[MropeSections]int32, mode int32, p RopeParams, inplace bool) *Tensor {
 	if !c.ok(a, pos) {
 		return nil
 	}
-	if mode != RopeNormal && mode != RopeNeoX {
-		return c.opErr(op, ErrUnsupported, fmt.Sprintf("rope mode %d (supported: normal 0, NeoX 2)", mode), a, pos)
+	switch mode {
+	case RopeNormal, RopeNeoX, RopeMrope, RopeVision, RopeImrope:
+	default:
+		return c.opErr(op, ErrUnsupported, fmt.Sprintf("rope mode %d (supported: normal 0, NeoX 2, mrope 8, vision 24, imrope 40)", mode), a, pos)
 	}
 	if !pos.IsVector() || pos.Type != TypeI32 {
 		return c.opErr(op, ErrUnsupported, "positions b must be an i32 vector", a, pos)
 	}
-	if a.Ne[2] != pos.Ne[0] {
+	multi := mode&RopeMrope != 0
+	if multi && a.Ne[2]*4 != pos.Ne[0] {
+		return c.opErr(op, ErrShape, "want 4 positions per row group: b.ne[0] == 4*a.ne[2]", a, pos)
+	}
+	if !multi && a.Ne[2] != pos.Ne[0] {
 		return c.opErr(op, ErrShape, "want a.ne[2] == b.ne[0] (one position per row group)", a, pos)
 	}
 	if nDims <= 0 || nDims%2 != 0 || int64(nDims) > a.Ne[0] || a.Ne[0]%2 != 0 {
 		return c.opErr(op, ErrShape, fmt.Sprintf("n_dims %d must be even, positive and at most an even a.ne[0]", nDims), a, pos)
+	}
+	if mode == RopeVision && int64(nDims) != a.Ne[0]/2 {
+		return c.opErr(op, ErrShape, fmt.Sprintf("vision rope needs n_dims %d == a.ne[0]/2", nDims), a, pos)
+	}
+	if multi {
+		if sections == nil || (sections[0] <= 0 && sections[1] <= 0 && sections[2] <= 0) {
+			return c.opErr(op, ErrShape, "multi-section rope needs one of the first three sections positive", a, pos)
+		}
+		var sum int64
+		for _, s := range sections {
+			if s < 0 {
+				return c.opErr(op, ErrShape, fmt.Sprintf("negative section in %v", *sections), a, pos)
+			}
+			sum += int64(s)
+		}
+		if sum > a.Ne[0] {
+			return c.opErr(op, ErrShape, fmt.Sprintf("sections %v sum past a.ne[0]", *sections), a, pos)
+		}
 	}
 	if freqFactors != nil {
 		if freqFactors.Type != TypeF32 || freqFactors.Ne[0] < int64(nDims/2) {
@@ -529,21 +578,31 @@ func (c *Context) rope(op Op, a, pos, freqFactors *Tensor, nDims int, mode int32
 	t.SetOpParamF32(8, p.AttnFactor)
 	t.SetOpParamF32(9, p.BetaFast)
 	t.SetOpParamF32(10, p.BetaSlow)
+	if multi {
+		for i, s := range sections {
+			t.SetOpParamI32(11+i, s)
+		}
+	}
 	return t
 }
 
-// Rope applies rotary position embedding with default parameters
-// (DefaultRopeParams): the first nDims elements of each row of a are
+// ropePlain is what ggml_rope passes: base 10000, no scaling, no YaRN
+// (beta_fast and beta_slow 0).
+var ropePlain = RopeParams{FreqBase: 10000, FreqScale: 1, AttnFactor: 1}
+
+// Rope applies rotary position embedding with ggml_rope's parameters
+// (base 10000, no scaling, no YaRN; op parameters 4 and 7..10 are 0 and
+// 8 is 1): the first nDims elements of each row of a are
 // rotated by angles pos[i2] * base^(-2k/nDims), where pos is an i32 vector
 // with one position per index of a's dimension 2. mode is RopeNormal or
 // RopeNeoX (ggml_rope).
 func (c *Context) Rope(a, pos *Tensor, nDims int, mode int32) *Tensor {
-	return c.rope(OpRope, a, pos, nil, nDims, mode, DefaultRopeParams(), false)
+	return c.rope(OpRope, a, pos, nil, nDims, nil, mode, ropePlain, false)
 }
 
 // RopeInplace is Rope writing into a's memory.
 func (c *Context) RopeInplace(a, pos *Tensor, nDims int, mode int32) *Tensor {
-	return c.rope(OpRope, a, pos, nil, nDims, mode, DefaultRopeParams(), true)
+	return c.rope(OpRope, a, pos, nil, nDims, nil, mode, ropePlain, true)
 }
 
 // RopeExt is ggml_rope_ext: Rope with optional per-frequency divisors
@@ -552,19 +611,55 @@ func (c *Context) RopeInplace(a, pos *Tensor, nDims int, mode int32) *Tensor {
 // float32 FreqBase, FreqScale, ExtFactor, AttnFactor, BetaFast, BetaSlow
 // at 5..10; src1 = pos, src2 = freqFactors.
 func (c *Context) RopeExt(a, pos, freqFactors *Tensor, nDims int, mode int32, p RopeParams) *Tensor {
-	return c.rope(OpRope, a, pos, freqFactors, nDims, mode, p, false)
+	return c.rope(OpRope, a, pos, freqFactors, nDims, nil, mode, p, false)
 }
 
 // RopeExtInplace is RopeExt writing into a's memory.
 func (c *Context) RopeExtInplace(a, pos, freqFactors *Tensor, nDims int, mode int32, p RopeParams) *Tensor {
-	return c.rope(OpRope, a, pos, freqFactors, nDims, mode, p, true)
+	return c.rope(OpRope, a, pos, freqFactors, nDims, nil, mode, p, true)
 }
 
 // RopeBack is the gradient of RopeExt: it rotates the gradient a by the
 // opposite angles. Same parameters and layout as RopeExt, op ROPE_BACK
 // (ggml_rope_ext_back).
 func (c *Context) RopeBack(a, pos, freqFactors *Tensor, nDims int, mode int32, p RopeParams) *Tensor {
-	return c.rope(OpRopeBack, a, pos, freqFactors, nDims, mode, p, false)
+	return c.rope(OpRopeBack, a, pos, freqFactors, nDims, nil, mode, p, false)
+}
+
+// RopeMulti is ggml_rope_multi: rope with mode RopeMrope, RopeImrope or
+// RopeVision, four positions per index of a's dimension 2 (b.ne[0] ==
+// 4*a.ne[2]: all time positions, then all heights, widths and extras),
+// and sections (op parameters 11..14) giving each position's number of
+// rotation pairs.
+func (c *Context) RopeMulti(a, pos, freqFactors *Tensor, nDims int, sections [MropeSections]int32, mode int32, p RopeParams) *Tensor {
+	return c.rope(OpRope, a, pos, freqFactors, nDims, &sections, mode, p, false)
+}
+
+// RopeMultiInplace is RopeMulti writing into a's memory.
+func (c *Context) RopeMultiInplace(a, pos, freqFactors *Tensor, nDims int, sections [MropeSections]int32, mode int32, p RopeParams) *Tensor {
+	return c.rope(OpRope, a, pos, freqFactors, nDims, &sections, mode, p, true)
+}
+
+// RopeMultiBack is the gradient of RopeMulti (ggml_rope_multi_back).
+func (c *Context) RopeMultiBack(a, pos, freqFactors *Tensor, nDims int, sections [MropeSections]int32, mode int32, p RopeParams) *Tensor {
+	return c.rope(OpRopeBack, a, pos, freqFactors, nDims, &sections, mode, p, false)
+}
+
+// RopeSetOffset makes ROPE or ROPE_BACK tensor t rotate the n_dims
+// elements from nOffs on instead of the first ones (op parameter 15,
+// ggml_rope_set_offset); not for vision rope. It returns t.
+func (c *Context) RopeSetOffset(t *Tensor, nOffs int) *Tensor {
+	if !c.ok(t) {
+		return nil
+	}
+	if t.Op != OpRope && t.Op != OpRopeBack {
+		return c.opErr(t.Op, ErrUnsupported, "rope offset of a tensor that is not ROPE or ROPE_BACK", t)
+	}
+	if t.OpParamI32(2) == RopeVision || nOffs < 0 || nOffs%2 != 0 || int64(nOffs)+int64(t.OpParamI32(1)) > t.Ne[0] {
+		return c.opErr(t.Op, ErrShape, fmt.Sprintf("rope offset %d: want even, ≥ 0, offset+n_dims ≤ ne[0], not vision", nOffs), t)
+	}
+	t.SetOpParamI32(15, int32(nOffs))
+	return t
 }
 
 func (c *Context) unary(a *Tensor, u UnaryOp, inplace bool) *Tensor {

@@ -79,6 +79,12 @@ func (g *Graph) NumLeafs() int { return len(g.leafs) }
 // does not hold yet, visiting sources in order, depth first, exactly as
 // ggml_build_forward_expand: a tensor with op NONE and without FlagParam
 // becomes a leaf, any other tensor a node after its sources.
+//
+// A tensor that depends on itself (a cycle through sources, such as
+// b.Src[0] = b), a view of itself or a view whose ViewSrc is itself a view
+// (views name their base, as Context's view builders do) is an error
+// wrapping ErrGraph that names it; the graph is then left as it was before
+// the call, and tensors this call named are unnamed again.
 func (g *Graph) BuildForwardExpand(t *Tensor) error {
 	if t == nil {
 		return fmt.Errorf("build graph: nil tensor (an earlier builder call failed; see Context.Err): %w", ErrGraph)
@@ -90,8 +96,23 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 	if _, seen := g.visited[t]; seen {
 		return nil
 	}
+	nLeafs, nNodes := len(g.leafs), len(g.nodes)
+	var marked, named []*Tensor // for undoing a failed call
+	fail := func(err error) error {
+		for _, m := range marked {
+			delete(g.visited, m)
+		}
+		for _, n := range named {
+			n.Name = ""
+		}
+		clear(g.leafs[nLeafs:])
+		clear(g.nodes[nNodes:])
+		g.leafs, g.nodes = g.leafs[:nLeafs], g.nodes[:nNodes]
+		return err
+	}
 	g.index = nil
 	g.visited[t] = onPath
+	marked = append(marked, t)
 	stack := []frame{{t: t}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
@@ -102,10 +123,14 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 			if s == nil {
 				continue
 			}
-			if _, seen := g.visited[s]; seen {
+			if code, seen := g.visited[s]; seen {
+				if code == onPath {
+					return fail(fmt.Errorf("build graph: tensor %q: source %d %q depends on it (cycle): %w", f.t.Name, f.next-1, s.Name, ErrGraph))
+				}
 				continue
 			}
 			g.visited[s] = onPath
+			marked = append(marked, s)
 			stack = append(stack, frame{t: s})
 			pushed = true
 			break
@@ -114,16 +139,21 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 			continue
 		}
 		n := f.t
+		if v := n.ViewSrc; v == n || v != nil && v.ViewSrc != nil {
+			return fail(fmt.Errorf("build graph: tensor %q: view of %q, which is itself a view (a view names its base): %w", n.Name, v.Name, ErrGraph))
+		}
 		stack = stack[:len(stack)-1]
 		if n.Op == OpNone && !n.HasFlag(FlagParam) {
 			if n.Name == "" {
 				n.Name = fmt.Sprintf("leaf_%d", len(g.leafs))
+				named = append(named, n)
 			}
 			g.visited[n] = int32(-(len(g.leafs) + 1))
 			g.leafs = append(g.leafs, n)
 		} else {
 			if n.Name == "" {
 				n.Name = fmt.Sprintf("node_%d", len(g.nodes))
+				named = append(named, n)
 			}
 			g.visited[n] = int32(len(g.nodes))
 			g.nodes = append(g.nodes, n)

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +22,9 @@ func TestBuildForwardExpandMatchesGGML(t *testing.T) {
 		}
 	}
 	if len(paths) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("shared/conformance not found beside the checkout (CI must provide it)")
+		}
 		t.Skip("shared/conformance not found")
 	}
 	for _, p := range paths {
@@ -110,4 +115,76 @@ func BenchmarkGraphIndex(b *testing.B) {
 		g.Index()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.NumNodes()), "ns/node")
+}
+
+// TestBuildForwardExpandRejectsCycles: a tensor that depends on itself, a
+// view of itself and a view of a view are errors naming the tensor, and
+// the graph is left as it was (a later sound expand works).
+func TestBuildForwardExpandRejectsCycles(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(ctx *Context, x *Tensor) *Tensor
+		names string
+	}{
+		{"self source", func(ctx *Context, x *Tensor) *Tensor {
+			b := ctx.Scale(x, 2)
+			b.Name = "b"
+			b.Src[0] = b
+			return ctx.Scale(b, 3)
+		}, `"b"`},
+		{"two-tensor cycle", func(ctx *Context, x *Tensor) *Tensor {
+			a := ctx.Scale(x, 2)
+			b := ctx.Scale(a, 2)
+			a.Name, b.Name = "a", "b"
+			a.Src[0] = b
+			return b
+		}, `"a"`},
+		{"cycle through a second source", func(ctx *Context, x *Tensor) *Tensor {
+			a := ctx.Add(x, x)
+			b := ctx.Scale(a, 2)
+			c := ctx.Scale(b, 2)
+			a.Name = "a"
+			a.Src[1] = c
+			return c
+		}, `"a"`},
+		{"view of itself", func(ctx *Context, x *Tensor) *Tensor {
+			v := ctx.View1D(ctx.Scale(x, 2), 4, 0)
+			v.Name = "v"
+			v.ViewSrc = v
+			return v
+		}, `"v"`},
+		{"view of a view", func(ctx *Context, x *Tensor) *Tensor {
+			v := ctx.View1D(ctx.Scale(x, 2), 4, 0)
+			w := ctx.View1D(v, 2, 0)
+			w.Name = "w"
+			w.ViewSrc = v
+			return w
+		}, `"w"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := NewContext()
+			x := ctx.NewTensor(TypeF32, 8)
+			g := NewGraph()
+			y := ctx.Scale(x, 5)
+			if err := g.BuildForwardExpand(y); err != nil {
+				t.Fatal(err)
+			}
+			nl, nn := g.NumLeafs(), g.NumNodes()
+			bad := tc.build(ctx, x)
+			err := g.BuildForwardExpand(bad)
+			if !errors.Is(err, ErrGraph) || !strings.Contains(err.Error(), tc.names) {
+				t.Fatalf("error %v, want ErrGraph naming %s", err, tc.names)
+			}
+			if g.NumLeafs() != nl || g.NumNodes() != nn {
+				t.Fatalf("graph changed by a failed expand: %d leafs %d nodes, was %d %d", g.NumLeafs(), g.NumNodes(), nl, nn)
+			}
+			z := ctx.Scale(y, 2)
+			if err := g.BuildForwardExpand(z); err != nil || g.NumNodes() != nn+1 {
+				t.Fatalf("expand after a failure: %v, %d nodes", err, g.NumNodes())
+			}
+			if ix := g.Index(); len(ix.Nodes) != nn+1 {
+				t.Fatalf("index has %d nodes, want %d", len(ix.Nodes), nn+1)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -66,6 +67,9 @@ type jsonGraph struct {
 	NodeBufferIDs []int64          `json:"node_buffer_ids,omitempty"`
 }
 
+// graphKeys are the keys a graph file may use, spelled exactly.
+var graphKeys = JSONFieldNames(reflect.TypeFor[jsonGraph](), reflect.TypeFor[jsonBufferType](), reflect.TypeFor[jsonTensor]())
+
 func formatErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrFormat}, args...)...)
 }
@@ -75,15 +79,36 @@ func formatErr(format string, args ...any) error {
 // outside their base or of a view, cycles, ids out of range — is an error
 // that names the tensor or field; nothing panics.
 func ReadGraphFile(r io.Reader) (*GraphFile, error) {
-	data, err := io.ReadAll(r)
+	data, err := readCapped(r, MaxGraphFileSize)
 	if err != nil {
-		return nil, fmt.Errorf("read graph file: %w", err)
+		return nil, err
 	}
 	return ParseGraphFile(data)
 }
 
+// readCapped reads r to its end, or fails once it passes limit bytes.
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read graph file: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, formatErr("graph file larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// MaxGraphFileSize is the largest graph file ReadGraphFile reads (corpus
+// files average about 110 bytes a tensor, so two million tensors fit);
+// past it, it stops reading and returns an error instead of filling
+// memory.
+const MaxGraphFileSize = 256 << 20
+
 // ParseGraphFile is ReadGraphFile over bytes.
 func ParseGraphFile(data []byte) (*GraphFile, error) {
+	if err := CheckJSONKeys(data, graphKeys); err != nil {
+		return nil, formatErr("%v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var jg jsonGraph

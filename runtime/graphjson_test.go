@@ -77,6 +77,12 @@ func TestParseBadInput(t *testing.T) {
 		{"wrong format", edit(`"graph/v1"`, `"graph/v2"`), ErrFormat, "format"},
 		{"unknown top key", edit(`"buffers": [0],`, `"buffers": [0], "bogus": 1,`), ErrFormat, "bogus"},
 		{"unknown tensor key", edit(`"name": "w", `, `"name": "w", "color": "red", `), ErrFormat, "color"},
+		{"upper-case key", edit(`"ne": [64, 8],  "op": "NONE"`, `"NE": [64, 8],  "op": "NONE"`), ErrFormat, `"NE"`},
+		{"mixed-case top key", edit(`"buffers": [0],`, `"Buffers": [0],`), ErrFormat, `"Buffers"`},
+		{"duplicate tensor key", edit(`"ne": [64, 8],  "op": "NONE"`, `"ne": [64, 8], "ne": [64, 9], "op": "NONE"`), ErrFormat, "twice"},
+		{"duplicate key, other case", edit(`"ne": [64, 8],  "op": "NONE"`, `"ne": [64, 8], "NE": [64, 9], "op": "NONE"`), ErrFormat, `"NE"`},
+		{"duplicate top key", edit(`"buffers": [0],`, `"buffers": [0], "buffers": [0],`), ErrFormat, "twice"},
+		{"duplicate buffer type key", edit(`"alignment": 32`, `"alignment": 32, "alignment": 64`), ErrFormat, "buffer_types[0]"},
 		{"unknown type", edit(`"type": "f32", "ne": [64, 64]`, `"type": "f33", "ne": [64, 64]`), ErrUnknownType, "f33"},
 		{"upper-case type", edit(`"type": "f32", "ne": [64, 64]`, `"type": "F32", "ne": [64, 64]`), ErrUnknownType, "F32"},
 		{"unknown op", edit(`"op": "MUL_MAT"`, `"op": "MATMUL"`), ErrUnknownOp, "MATMUL"},
@@ -170,4 +176,29 @@ func ExampleParseGraphFile() {
 	// y MUL_MAT [64 8] 2048
 	// yv VIEW [64 4] 1024
 	// z SCALE [64 4] 1024
+}
+
+// zeros is an endless reader, as /dev/zero.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestReadGraphFileCapped: an endless input is an error after the cap
+// (MaxGraphFileSize for ReadGraphFile), not a read until memory runs out.
+func TestReadGraphFileCapped(t *testing.T) {
+	z := &zeros{}
+	const limit = 1 << 20
+	if _, err := readCapped(z, limit); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error %v, want a size error", err)
+	}
+	if z.n > 2*limit {
+		t.Fatalf("read %d bytes, cap %d", z.n, limit)
+	}
+	if data, err := readCapped(strings.NewReader("{}"), limit); err != nil || string(data) != "{}" {
+		t.Fatalf("small input: %q %v", data, err)
+	}
 }

@@ -304,5 +304,5 @@ func opCases(reduced bool) []opCase {
 	add(true, "SOFT_MAX_EXT_BACK_scale", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.SoftMaxExtBack(b.in(f32, 17, 4), b.uniform(f32, 0, 0.1, 17, 4), 0.25, 0)
 	})
-	return cs
+	return append(cs, opCases2(reduced)...)
 }

@@ -54,7 +54,7 @@ func TestBackendErrors(t *testing.T) {
 		{"unsupported op", func(c *runtime.Context, buf runtime.Buffer) *runtime.Tensor {
 			a := c.NewTensor(runtime.TypeF32, 8)
 			mustAlloc(t, buf, a, 0)
-			r := c.NewOp(runtime.OpArgsort, runtime.TypeI32, a.Ne, a)
+			r := c.NewOp(runtime.OpDsv4HcComb, runtime.TypeI32, a.Ne, a)
 			r.Name = "sorted"
 			mustAlloc(t, buf, r, 64)
 			return r
@@ -62,7 +62,8 @@ func TestBackendErrors(t *testing.T) {
 		{"unsupported unary", func(c *runtime.Context, buf runtime.Buffer) *runtime.Tensor {
 			a := c.NewTensor(runtime.TypeF32, 8)
 			mustAlloc(t, buf, a, 0)
-			r := c.Unary(a, runtime.UnaryHardswish)
+			r := c.NewOp(runtime.OpUnary, runtime.TypeF32, a.Ne, a)
+			r.SetOpParamI32(0, int32(runtime.UnaryCount)) // no such function
 			r.Name = "hs"
 			mustAlloc(t, buf, r, 64)
 			return r

@@ -99,7 +99,7 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	case runtime.OpSoftMax:
 		return softMaxKernel(t, dst, src[0], src[1], sp, nth)
 	}
-	if !f32Layout(t, dst) || !f32Layout(s0, src[0]) {
+	if s0 == nil || !f32Layout(t, dst) || !f32Layout(s0, src[0]) { // ARANGE has no source
 		return nil
 	}
 	ne0 := t.Ne[0]
@@ -117,6 +117,9 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	var op func(d, a []float32)
 	switch t.Op {
 	case runtime.OpScale:
+		if t.OpParamF32(1) != 0 { // ggml_scale_bias: the reference adds b
+			return nil
+		}
 		s := t.OpParamF32(0)
 		op = func(d, a []float32) { vec.Scale(d, a, s) }
 	case runtime.OpAdd1:
@@ -340,7 +343,7 @@ func getRowsKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int) erro
 // the slope-weighted mask row, then exp(w - max) normalized.
 func softMaxKernel(t *runtime.Tensor, dm, sm, mm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
 	s, m := t.Src[0], t.Src[1]
-	if !f32Layout(t, dm) || !f32Layout(s, sm) {
+	if !f32Layout(t, dm) || !f32Layout(s, sm) || t.Src[2] != nil { // sinks: the reference
 		return nil
 	}
 	if m != nil && !(f32Layout(m, mm) || (m.Type == runtime.TypeF16 && m.IsContiguousRows())) {

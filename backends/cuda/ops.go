@@ -26,10 +26,19 @@ const (
 	f16 = runtime.TypeF16
 )
 
-// unarySupported reports whether the backend claims unary function u: the
-// ones the CPU reference implements, so that every claim can be checked
-// against it (the kernel has all of ggml's).
-func unarySupported(u runtime.UnaryOp) bool { return cpukernels.UnaryFunc(u) != nil }
+// unarySupported reports whether the backend claims unary function u. The
+// kernel has ggml's functions 0..13, but GELU_QUICK there is the exact
+// formula where ggml's CPU backend (and the reference) goes through a
+// half-precision table, and the others were never checked against the
+// reference: only these are claimed.
+func unarySupported(u runtime.UnaryOp) bool {
+	switch u {
+	case runtime.UnaryAbs, runtime.UnaryNeg, runtime.UnaryTanh, runtime.UnaryRelu, runtime.UnarySigmoid,
+		runtime.UnaryGelu, runtime.UnarySilu, runtime.UnaryExp:
+		return true
+	}
+	return false
+}
 
 func allF32(ts ...*runtime.Tensor) bool {
 	for _, t := range ts {
@@ -65,7 +74,13 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return allF32(t, s0, s1) && s0.Ne == t.Ne && runtime.CanRepeat(s1, t)
 	case runtime.OpAdd1:
 		return allF32(t, s0, s1) && s0.Ne == t.Ne && s1.IsScalar()
-	case runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpClamp,
+	case runtime.OpClamp:
+		// The kernel lets max win when min > max; ggml lets min win.
+		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(0) <= t.OpParamF32(1)
+	case runtime.OpScale:
+		// The launch passes no bias (ggml_scale_bias's op parameter 1).
+		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(1) == 0
+	case runtime.OpSqr, runtime.OpSqrt, runtime.OpLog,
 		runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
 		return allF32(t, s0) && s0.Ne == t.Ne
 	case runtime.OpUnary:
@@ -87,7 +102,7 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
 			s0.Ne[2] == s1.Ne[1] && s1.Ne[3] == 1
 	case runtime.OpSoftMax:
-		if !allF32(t, s0) || s0.Ne != t.Ne {
+		if !allF32(t, s0) || s0.Ne != t.Ne || t.Src[2] != nil { // no sinks in the kernel
 			return false
 		}
 		if s1 != nil {
@@ -105,8 +120,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			return false
 		}
 		nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
-		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
-			return false
+		if (mode != runtime.RopeNormal && mode != runtime.RopeNeoX) || t.OpParamI32(15) != 0 {
+			return false // multi-section modes and ggml_rope_set_offset's offset are not in the kernel
 		}
 		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
 			return false

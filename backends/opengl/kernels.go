@@ -284,6 +284,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		l.srcs[1] = s1
 		return l, ""
 	case runtime.OpScale:
+		if t.OpParamF32(1) != 0 {
+			return nil, "scale with a bias (ggml_scale_bias)"
+		}
 		return elementwise(fScale)
 	case runtime.OpSqr:
 		return elementwise(fSqr)
@@ -292,6 +295,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 	case runtime.OpLog:
 		return elementwise(fLog)
 	case runtime.OpClamp:
+		if t.OpParamF32(0) > t.OpParamF32(1) {
+			return nil, "clamp with min > max (ggml: min wins; the kernel lets max win)"
+		}
 		return elementwise(fClamp)
 	case runtime.OpDiagMaskInf:
 		return elementwise(fDiagMaskInf)
@@ -358,6 +364,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 	case runtime.OpSoftMax:
 		if why := need(t, 1); why != "" {
 			return nil, why
+		}
+		if t.Src[2] != nil {
+			return nil, "soft_max with sinks"
 		}
 		if s0.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 || s0.Ne != t.Ne {
 			return nil, "want f32 source and result of one shape"
@@ -451,6 +460,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
 		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
 			return nil, fmt.Sprintf("rope mode %d", mode)
+		}
+		if t.OpParamI32(15) != 0 {
+			return nil, "rope with an offset (ggml_rope_set_offset)"
 		}
 		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
 			return nil, fmt.Sprintf("n_dims %d with ne[0] %d", nDims, t.Ne[0])

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"os"
 	"text/tabwriter"
 
@@ -17,7 +19,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the plan (plan/v1 JSON) to this file instead of stdout")
 	stats := fs.Bool("stats", false, "print buffer sizes, the live-bytes lower bound and ratios (both strategies) instead of the plan")
-	svg := fs.String("svg", "", "draw the memory map to this SVG file")
+	svg := fs.String("svg", "", "draw the memory map to this SVG file: the chosen strategy above the other, on one scale")
 	strategyName := fs.String("strategy", "ggml", "placement strategy: ggml (identical to ggml) or optimized")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gogml plan GRAPH.json [-o PLAN.json] [-stats] [-svg MAP.svg] [-strategy ggml|optimized]")
@@ -43,11 +45,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	gf, err := runtime.ParseGraphFile(data)
+	gf, err := runtime.ReadGraphFile(file) // reads at most MaxGraphFileSize bytes
+	file.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -56,8 +59,14 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if *svg != "" {
+		// The chosen strategy on top, the other below it on the same
+		// scale (when it plans).
+		plans := []*gallocr.Plan{pl}
+		if alt, err := gallocr.PlanFile(gf, otherStrategy(strategy)); err == nil {
+			plans = append(plans, alt)
+		}
 		var b bytes.Buffer
-		if err := pl.WriteSVG(&b, gf.BufferList(), gallocr.SVGOptions{Title: path}); err != nil {
+		if err := gallocr.WriteSVGs(&b, gf.BufferList(), plans, gallocr.SVGOptions{Title: path}); err != nil {
 			return err
 		}
 		if err := os.WriteFile(*svg, b.Bytes(), 0o644); err != nil {
@@ -78,14 +87,18 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+func otherStrategy(s gallocr.Strategy) gallocr.Strategy {
+	if s == gallocr.StrategyOptimized {
+		return gallocr.StrategyGGML
+	}
+	return gallocr.StrategyOptimized
+}
+
 // printStats prints, per buffer type of the plan, the chunk sizes of the
 // chosen strategy, both strategies' totals, the live-bytes lower bound and
 // the ratios plan/bound.
 func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
-	other := gallocr.StrategyOptimized
-	if pl.Strategy == gallocr.StrategyOptimized {
-		other = gallocr.StrategyGGML
-	}
+	other := otherStrategy(pl.Strategy)
 	alt, altErr := gallocr.PlanFile(gf, other)
 	plans := map[gallocr.Strategy]*gallocr.Plan{pl.Strategy: pl}
 	if altErr == nil {
@@ -110,9 +123,27 @@ func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
 		}
 		g, gok := size(gallocr.StrategyGGML)
 		o, ook := size(gallocr.StrategyOptimized)
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", i, gf.BufferTypes[bi].Name(), len(pl.Chunks[i]),
-			num(g, gok), num(o, ook), bound[d], ratio(g, bound[d], gok), ratio(o, bound[d], ook))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", i, gf.BufferTypes[bi].Name(), len(pl.Chunks[i]),
+			num(g, gok), num(o, ook), num(bound[d], true), ratio(g, bound[d], gok), ratio(o, bound[d], ook))
 	}
+	total := func(s gallocr.Strategy) (uint64, bool) {
+		if p, ok := plans[s]; ok {
+			return p.TotalSize(), true
+		}
+		return 0, false
+	}
+	var boundTotal uint64
+	for _, b := range bound {
+		sum, carry := bits.Add64(boundTotal, b, 0)
+		boundTotal = sum
+		if carry != 0 {
+			boundTotal = math.MaxUint64 // saturated, as gallocr's totals
+		}
+	}
+	g, gok := total(gallocr.StrategyGGML)
+	o, ook := total(gallocr.StrategyOptimized)
+	fmt.Fprintf(tw, "total\t\t\t%s\t%s\t%s\t%s\t%s\t\n", num(g, gok), num(o, ook), num(boundTotal, true),
+		ratio(g, boundTotal, gok), ratio(o, boundTotal, ook))
 	tw.Flush()
 	if altErr != nil {
 		fmt.Fprintf(w, "\n(%s strategy: %v)\n", other, altErr)
@@ -125,15 +156,20 @@ func printStats(w io.Writer, gf *runtime.GraphFile, pl *gallocr.Plan) error {
 	return nil
 }
 
+// num prints a byte count; gallocr saturates sums that pass 64 bits at
+// math.MaxUint64, printed as ">=2^64".
 func num(v uint64, ok bool) string {
 	if !ok {
 		return "n/a"
+	}
+	if v == math.MaxUint64 {
+		return ">=2^64"
 	}
 	return fmt.Sprint(v)
 }
 
 func ratio(v, bound uint64, ok bool) string {
-	if !ok {
+	if !ok || v == math.MaxUint64 || bound == math.MaxUint64 {
 		return "n/a"
 	}
 	if bound == 0 {

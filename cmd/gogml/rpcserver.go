@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/gogml/gogml/internal/rpcwire"
+	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/rpcserver"
 	"github.com/gogml/gogml/runtime"
 )
@@ -26,6 +27,7 @@ type rpcServerOptions struct {
 	cacheDir    string
 	allowRemote bool
 	debug       bool
+	memLimit    uint64
 }
 
 func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, error) {
@@ -42,12 +44,20 @@ func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, er
 	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
 	fs.StringVar(&o.cacheDir, "c", "", "local cache directory for tensor data (enables SET_TENSOR_HASH)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow binding to a non-loopback address")
+	memLimit := fs.String("mem-limit", "", "most bytes of buffers one connection may hold (k, m, g suffixes; empty: no limit)")
 	fs.BoolVar(&o.debug, "debug", os.Getenv("GGML_RPC_DEBUG") != "", "log every command (default on when GGML_RPC_DEBUG is set)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *memLimit != "" {
+		v, err := membench.ParseSize(*memLimit)
+		if err != nil {
+			return nil, fmt.Errorf("-mem-limit: %w", err)
+		}
+		o.memLimit = v
 	}
 	if o.port < 0 || o.port > 65535 {
 		return nil, fmt.Errorf("-p %d: not a port", o.port)
@@ -118,7 +128,7 @@ func runRPCServer(args []string, stdout, stderr io.Writer) error {
 			b.Close()
 		}
 	}()
-	srv, err := rpcserver.New(rpcserver.Options{Backends: backends, CacheDir: o.cacheDir, Log: stderr, Debug: o.debug})
+	srv, err := rpcserver.New(rpcserver.Options{Backends: backends, CacheDir: o.cacheDir, MaxConnBytes: o.memLimit, Log: stderr, Debug: o.debug})
 	if err != nil {
 		return err
 	}

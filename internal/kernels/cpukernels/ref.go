@@ -71,6 +71,8 @@ func unsupported(t *runtime.Tensor) string {
 			return ""
 		case s0.Type == t.Type && t.Type.BlockSize() == 1:
 			return ""
+		case (s0.Type == runtime.TypeF32 && t.Type == runtime.TypeI32) || (s0.Type == runtime.TypeI32 && t.Type == runtime.TypeF32):
+			return ""
 		}
 		return fmt.Sprintf("copy %s to %s", s0.Type, t.Type)
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
@@ -93,7 +95,7 @@ func unsupported(t *runtime.Tensor) string {
 		runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
 		return floatSame()
 	case runtime.OpUnary:
-		if u := t.UnaryOp(); !refUnary(u) {
+		if u := t.UnaryOp(); UnaryFuncOf(t) == nil {
 			return fmt.Sprintf("unary %s", u)
 		}
 		return floatSame()
@@ -180,6 +182,9 @@ func unsupported(t *runtime.Tensor) string {
 		} else if t.OpParamF32(1) > 0 {
 			return "max_bias > 0 needs a mask"
 		}
+		if sk := t.Src[2]; sk != nil && (sk.Type != runtime.TypeF32 || sk.Ne[0] != t.Ne[2]) {
+			return "sinks must be f32 with one per index of dimension 2"
+		}
 		return ""
 	case runtime.OpSoftMaxBack, runtime.OpSiluBack, runtime.OpRmsNormBack:
 		if why := srcOK(t, 2); why != "" {
@@ -199,12 +204,16 @@ func unsupported(t *runtime.Tensor) string {
 		if t.Type == runtime.TypeBF16 {
 			return "rope of bf16"
 		}
-		if s1 == nil || s1.Type != runtime.TypeI32 || s1.Ne[0] < t.Ne[2] {
-			return "positions must be i32 with one per index of dimension 2"
-		}
 		nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
-		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
-			return fmt.Sprintf("rope mode %d", mode)
+		npos := t.Ne[2]
+		if mode&runtime.RopeMrope != 0 {
+			npos *= 4
+		}
+		if s1 == nil || s1.Type != runtime.TypeI32 || s1.Ne[0] < npos {
+			return "positions must be i32 with one (four for multi-section modes) per index of dimension 2"
+		}
+		if why := ropeModeOK(t); why != "" {
+			return why
 		}
 		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
 			return fmt.Sprintf("n_dims %d with ne[0] %d", nDims, t.Ne[0])
@@ -214,17 +223,7 @@ func unsupported(t *runtime.Tensor) string {
 		}
 		return ""
 	}
-	return fmt.Sprintf("op %s", t.Op)
-}
-
-// refUnary reports whether the reference implements unary function u.
-func refUnary(u runtime.UnaryOp) bool {
-	switch u {
-	case runtime.UnaryAbs, runtime.UnaryNeg, runtime.UnaryTanh, runtime.UnaryRelu, runtime.UnarySigmoid,
-		runtime.UnaryGelu, runtime.UnarySilu, runtime.UnaryExp:
-		return true
-	}
-	return false
+	return unsupported2(t)
 }
 
 // RowRange splits n rows into nth near-equal parts and returns part ith,
@@ -271,12 +270,15 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 	if k.dst, err = resolve(mem, t); err != nil {
 		return err
 	}
-	for i := 0; i < 3; i++ {
+	for i := range t.Src {
 		if s := t.Src[i]; s != nil {
 			if k.src[i], err = resolve(mem, s); err != nil {
 				return err
 			}
 		}
+	}
+	if ownSplit(t.Op) {
+		return k.computeOwnSplit(ith, nth)
 	}
 	r0, r1 := RowRange(t.Nrows(), ith, nth)
 	if r0 >= r1 {
@@ -291,8 +293,12 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 		s := loadF(t.Src[1].Type, k.src[1], 0)
 		k.map1(r0, r1, func(x float32) float32 { return x + s })
 	case runtime.OpScale:
-		s := t.OpParamF32(0)
-		k.map1(r0, r1, func(x float32) float32 { return x * s })
+		s, b := t.OpParamF32(0), t.OpParamF32(1) // ggml_scale_bias: x*s + b
+		if b == 0 {
+			k.map1(r0, r1, func(x float32) float32 { return x * s })
+		} else {
+			k.map1(r0, r1, func(x float32) float32 { return x*s + b })
+		}
 	case runtime.OpSqr:
 		k.map1(r0, r1, func(x float32) float32 { return x * x })
 	case runtime.OpSqrt:
@@ -301,9 +307,9 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 		k.map1(r0, r1, func(x float32) float32 { return float32(math.Log(float64(x))) })
 	case runtime.OpClamp:
 		lo, hi := t.OpParamF32(0), t.OpParamF32(1)
-		k.map1(r0, r1, func(x float32) float32 { return min(max(x, lo), hi) })
+		k.map1(r0, r1, func(x float32) float32 { return Clamp(x, lo, hi) })
 	case runtime.OpUnary:
-		k.map1(r0, r1, UnaryFunc(t.UnaryOp()))
+		k.map1(r0, r1, UnaryFuncOf(t))
 	case runtime.OpSumRows, runtime.OpMean:
 		k.sumRows(r0, r1)
 	case runtime.OpRepeat:
@@ -329,7 +335,7 @@ func Compute(t *runtime.Tensor, mem Mem, ith, nth int) error {
 	case runtime.OpRmsNormBack:
 		k.rmsNormBack(r0, r1)
 	default:
-		return fmt.Errorf("tensor %s: %w", t, runtime.ErrUnsupported)
+		return k.compute2(r0, r1)
 	}
 	return nil
 }
@@ -350,46 +356,7 @@ func resolve(mem Mem, t *runtime.Tensor) ([]byte, error) {
 type kernel struct {
 	t   *runtime.Tensor
 	dst []byte
-	src [3][]byte
-}
-
-// UnaryFunc returns the float32 function of unary op u as the reference
-// computes it (GELU with ggml's tanh approximation), or nil for functions
-// the reference does not implement.
-func UnaryFunc(u runtime.UnaryOp) func(float32) float32 {
-	switch u {
-	case runtime.UnaryAbs:
-		return abs32
-	case runtime.UnaryNeg:
-		return func(x float32) float32 { return -x }
-	case runtime.UnaryTanh:
-		return func(x float32) float32 { return float32(math.Tanh(float64(x))) }
-	case runtime.UnaryRelu:
-		return func(x float32) float32 {
-			if x > 0 {
-				return x
-			}
-			return 0
-		}
-	case runtime.UnarySigmoid:
-		return func(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
-	case runtime.UnaryGelu:
-		return Gelu
-	case runtime.UnarySilu:
-		return func(x float32) float32 { return float32(float64(x) / (1 + math.Exp(-float64(x)))) }
-	case runtime.UnaryExp:
-		return func(x float32) float32 { return float32(math.Exp(float64(x))) }
-	}
-	return nil
-}
-
-// Gelu is ggml's tanh approximation of GELU:
-// 0.5·x·(1 + tanh(√(2/π)·x·(1 + 0.044715·x²))).
-func Gelu(x float32) float32 {
-	const sqrt2OverPi = 0.79788456080286535587989211986876
-	const coefA = 0.044715
-	v := float64(x)
-	return float32(0.5 * v * (1 + math.Tanh(sqrt2OverPi*v*(1+coefA*v*v))))
+	src [runtime.MaxSrc][]byte
 }
 
 // map1 applies f element-wise from source 0 to the result; each element
@@ -478,6 +445,25 @@ func (k *kernel) dup(r0, r1 int64) error {
 		}
 		return nil
 	}
+	if s.Type != t.Type { // f32 <-> i32: C's conversions (truncation toward 0)
+		for r := r0; r < r1; r++ {
+			i1, i2, i3 := rowCoords(t.Ne, r)
+			do := off3(t.Nb, i1, i2, i3)
+			for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+				j0, j1, j2, j3 := flatCoords(s.Ne, r*t.Ne[0]+i0)
+				so := uint64(j0)*s.Nb[0] + off3(s.Nb, j1, j2, j3)
+				d := do + uint64(i0)*t.Nb[0]
+				v := binary.LittleEndian.Uint32(k.src[0][so:])
+				if s.Type == runtime.TypeF32 {
+					v = uint32(f32ToI32(math.Float32frombits(v)))
+				} else {
+					v = math.Float32bits(float32(int32(v)))
+				}
+				binary.LittleEndian.PutUint32(k.dst[d:], v)
+			}
+		}
+		return nil
+	}
 	// Same non-block type: copy element bytes.
 	es := t.Type.Size()
 	for r := r0; r < r1; r++ {
@@ -491,6 +477,15 @@ func (k *kernel) dup(r0, r1 int64) error {
 		}
 	}
 	return nil
+}
+
+// f32ToI32 is C's (int32_t) conversion as x86 computes it: truncation
+// toward 0, and INT32_MIN for NaN and values out of range.
+func f32ToI32(x float32) int32 {
+	if !(x > -2147483904 && x < 2147483648) { // out of range or NaN
+		return math.MinInt32
+	}
+	return int32(x)
 }
 
 // storeRow writes one row of float32 values at byte do of the result,
@@ -613,31 +608,21 @@ func (k *kernel) norm(r0, r1 int64) {
 }
 
 // mulMat computes rows of the result: row (i1, i2, i3) holds the dot
-// products of row (i1, i2, i3) of b, rounded to a's vec_dot type as ggml's
-// CPU backend rounds it, with every row of the matching matrix of a,
-// accumulated in float64.
+// products of row (i1, i2, i3) of b with every row of the matching matrix
+// of a (mulMatRow, shared with MUL_MAT_ID).
 func (k *kernel) mulMat(r0, r1 int64) error {
 	t, a, b := k.t, k.t.Src[0], k.t.Src[1]
 	brow := make([]float32, b.Ne[0])
 	arow := make([]float32, a.Ne[0])
+	out := make([]float32, t.Ne[0])
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	for r := r0; r < r1; r++ {
 		i1, i2, i3 := rowCoords(t.Ne, r)
 		loadRow(b, k.src[1], i1, i2, i3, brow)
-		if err := RoundActivations(a.Type, brow); err != nil { // as ggml's CPU backend
-			return fmt.Errorf("tensor %s: %w", t, err)
+		if err := k.mulMatRow(a, k.src[0], i2/r2, i3/r3, brow, arow, out); err != nil {
+			return err
 		}
-		do := off3(t.Nb, i1, i2, i3)
-		for i0 := int64(0); i0 < t.Ne[0]; i0++ {
-			if err := loadRow(a, k.src[0], i0, i2/r2, i3/r3, arow); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
-			var sum float64
-			for j, v := range arow {
-				sum += float64(v) * float64(brow[j])
-			}
-			storeF(runtime.TypeF32, k.dst, do+uint64(i0)*t.Nb[0], float32(sum))
-		}
+		k.storeRow(out, off3(t.Nb, i1, i2, i3))
 	}
 	return nil
 }
@@ -723,7 +708,13 @@ func (k *kernel) softMax(r0, r1 int64) {
 			}
 			mx = max(mx, w[i])
 		}
+		var sink float32
+		if sk := t.Src[2]; sk != nil { // sinks: one more logit per head, as if in the row
+			sink = loadF(sk.Type, k.src[2], uint64(i2)*sk.Nb[0])
+			mx = max(mx, sink)
+		}
 		var sum float64
+
 		for i, v := range w {
 			e := float32(0)
 			if v != float32(math.Inf(-1)) {
@@ -731,6 +722,9 @@ func (k *kernel) softMax(r0, r1 int64) {
 			}
 			w[i] = e
 			sum += float64(e)
+		}
+		if t.Src[2] != nil {
+			sum += float64(float32(math.Exp(float64(sink - mx))))
 		}
 		inv := float32(1 / sum)
 		for i := range w {
@@ -804,91 +798,5 @@ func (k *kernel) rmsNormBack(r0, r1 int64) {
 			dz[i] = (dz[i] + v*c) * rrms
 		}
 		k.storeRow(dz, off3(t.Nb, i1, i2, i3))
-	}
-}
-
-// RopeCorrDims returns YaRN's correction range [low, high] of rotary
-// dimensions, as ggml computes it.
-func RopeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (lo, hi float32) {
-	dim := func(nRot float32) float32 {
-		return float32(nDims) * float32(math.Log(float64(float32(nCtxOrig)/(nRot*2*math.Pi)))) / (2 * float32(math.Log(float64(freqBase))))
-	}
-	start := float32(math.Floor(float64(dim(betaFast))))
-	end := float32(math.Ceil(float64(dim(betaSlow))))
-	return max(0, start), min(float32(nDims-1), end)
-}
-
-// RopeCache fills cache with (cos, sin) pairs for one position, for the
-// ne0/2 rotation pairs of a row: cache[2k], cache[2k+1] for pair k. sinSign
-// is 1 for ROPE and -1 for ROPE_BACK. freqFactors may be nil.
-func RopeCache(cache []float32, pos float32, nDims int32, freqScale, extFactor, attnFactor float32,
-	lo, hi float32, thetaScale float32, freqFactors []float32, sinSign float32) {
-	theta := pos
-	for i0 := 0; i0+1 < len(cache); i0 += 2 {
-		ff := float32(1)
-		if freqFactors != nil && i0/2 < len(freqFactors) {
-			ff = freqFactors[i0/2]
-		}
-		extrap := theta / ff
-		interp := freqScale * extrap
-		th := interp
-		mscale := attnFactor
-		if extFactor != 0 {
-			y := (float32(i0/2) - lo) / max(0.001, hi-lo)
-			ramp := (1 - min(1, max(0, y))) * extFactor
-			th = interp*(1-ramp) + extrap*ramp
-			mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
-		}
-		cache[i0] = float32(math.Cos(float64(th))) * mscale
-		cache[i0+1] = float32(math.Sin(float64(th))) * mscale * sinSign
-		theta *= thetaScale
-	}
-}
-
-// rope rotates the first n_dims elements of each row by its position's
-// angles (normal: adjacent pairs; NeoX: pairs n_dims/2 apart) and copies
-// the rest.
-func (k *kernel) rope(r0, r1 int64) {
-	t, s, p := k.t, k.t.Src[0], k.t.Src[1]
-	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
-	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
-	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
-	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
-	lo, hi := RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
-	var ff []float32
-	if f := t.Src[2]; f != nil {
-		ff = make([]float32, f.Ne[0])
-		for i := range ff {
-			ff[i] = loadF(f.Type, k.src[2], uint64(i)*f.Nb[0])
-		}
-	}
-	sinSign := float32(1)
-	if t.Op == runtime.OpRopeBack {
-		sinSign = -1
-	}
-	cache := make([]float32, t.Ne[0])
-	row := make([]float32, t.Ne[0])
-	lastPos := int64(-1)
-	for r := r0; r < r1; r++ {
-		i1, i2, i3 := rowCoords(t.Ne, r)
-		if i2 != lastPos {
-			pos := int32(binary.LittleEndian.Uint32(k.src[1][uint64(i2)*p.Nb[0]:]))
-			RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, ff, sinSign)
-			lastPos = i2
-		}
-		loadRow(s, k.src[0], i1, i2, i3, row)
-		nd := int(nDims)
-		for i0 := 0; i0 < nd; i0 += 2 {
-			c, sn := cache[i0], cache[i0+1]
-			j0, j1 := i0, i0+1
-			if mode == runtime.RopeNeoX {
-				j0, j1 = i0/2, i0/2+nd/2
-			}
-			x0, x1 := row[j0], row[j1]
-			row[j0] = x0*c - x1*sn
-			row[j1] = x0*sn + x1*c
-		}
-		k.storeRow(row, off3(t.Nb, i1, i2, i3))
 	}
 }

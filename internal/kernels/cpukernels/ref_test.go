@@ -213,7 +213,8 @@ func TestReferenceErrors(t *testing.T) {
 	if err := Compute(g, m.Mem, 0, 1); !errors.Is(err, runtime.ErrOutOfBounds) {
 		t.Errorf("index out of range: %v", err)
 	}
-	u := c.Unary(a, runtime.UnaryHardswish)
+	u := c.NewOp(runtime.OpUnary, runtime.TypeF32, a.Ne, a)
+	u.SetOpParamI32(0, int32(runtime.UnaryCount)) // no such function
 	if err := Compute(u, m.Mem, 0, 1); !errors.Is(err, runtime.ErrUnsupported) {
 		t.Errorf("unsupported unary: %v", err)
 	}

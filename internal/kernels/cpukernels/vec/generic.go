@@ -113,16 +113,8 @@ func max32Go(a []float32) float32 {
 }
 
 // exp32 is exp for one float32 through float64: exact to float32 rounding,
-// with the flush-to-zero of ExpSub below the smallest normal float32.
-func exp32(x float32) float32 {
-	if x < minExpArg {
-		return 0
-	}
-	return float32(math.Exp(float64(x)))
-}
-
-// minExpArg: below it exp's result is not a normal float32 (flushed to 0).
-const minExpArg = -87.33654
+// subnormal results included (as expf gives them).
+func exp32(x float32) float32 { return float32(math.Exp(float64(x))) }
 
 func expScaleSubGo(dst, a []float32, s, m float32) float64 {
 	dst = dst[:len(a)]

@@ -77,8 +77,9 @@ func Max(a []float32) float32 {
 
 // ExpSub sets dst[i] = exp(a[i] - m) and returns the sum of the results,
 // accumulated in float64: the heart of soft-max. exp(-Inf) is 0, results
-// below the smallest normal float32 may flush to 0, results above the
-// largest float32 are +Inf, and NaN stays NaN. The relative error is
+// below the smallest normal float32 are subnormal (as expf's), results are
+// finite up to the largest float32 (x ≤ 88.7228) and +Inf above, and NaN
+// stays NaN. The relative error is
 // within about 1 float32 ulp.
 func ExpSub(dst, a []float32, m float32) float64 {
 	n := min(len(dst), len(a))

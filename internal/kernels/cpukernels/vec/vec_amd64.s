@@ -17,7 +17,6 @@
 // Constants of the exp kernel (EXPV).
 CONST8(log2e, 0x3fb8aa3b)  // log2(e)
 CONST8(magic, 0x4b40007f)  // 1.5·2^23 + 127: rounds to an integer, biased
-CONST8(tmax, 0x4b4000fe)   // magic + 127: largest exponent used directly
 CONST8(ln2hi, 0x3f318000)  // ln 2 = ln2hi + ln2lo
 CONST8(ln2lo, 0xb95e8083)
 CONST8(c6, 0x3ab43e11)     // e^r ≈ 1 + r + r²(c2 + c3 r + ... + c6 r⁴)
@@ -27,7 +26,7 @@ CONST8(c3, 0x3e2aaa47)
 CONST8(c2, 0x3efffffc)
 CONST8(one, 0x3f800000)
 CONST8(exphi, 0x42b20000)  // 89: inputs above overflow to +Inf anyway
-CONST8(explo, 0xc2b00000)  // -88: inputs below give 2^-127 → 0
+CONST8(explo, 0xc2d00000)  // -104: inputs below round to 0 anyway
 
 // Element-wise binary op over n (a multiple of 8) float32s:
 // dst[i] = a[i] OP b[i].
@@ -388,14 +387,16 @@ mxdone:
 	VMOVUPS one<>(SB), Y12
 
 // EXPV sets P = exp(X) for eight float32s (X is clobbered; T, R and Q are
-// scratch; constants from EXPCONSTS). X is clamped to [-88, 89]
-// (NaN kept), n = round(x·log2 e) comes from adding a magic number (whose
-// low bits are then n+127, the exponent of 2^n), r = x - n·ln 2 with a
-// two-part ln 2, and e^r is a degree-6 least-squares polynomial (relative
-// error 4e-9 on |r| ≤ ln2/2) evaluated in Estrin's order for a short
-// dependency chain. 2^n is built by shifting the magic sum; n = 128 is
-// applied as 2·2^127 (overflowing to +Inf past the float32 range), n = -127
-// gives 0.
+// scratch; constants from EXPCONSTS). X is clamped to [-104, 89] (NaN
+// kept), n = round(x·log2 e) comes from adding a magic number, r = x - n·ln 2
+// with a two-part ln 2, and e^r is a degree-6 least-squares polynomial
+// (relative error 4e-9 on |r| ≤ ln2/2) evaluated in Estrin's order for a
+// short dependency chain. 2^n is applied as two normal factors 2^(n>>1) and
+// 2^(n-(n>>1)), one multiply each: e^r·2^(n>>1) is exact-range, and the
+// second multiply rounds once, so results past 2^127 stay finite up to
+// FLT_MAX (x up to 88.7228) and results below 2^-126 come out as correctly
+// rounded subnormals instead of 0. A NaN n converts to 0x80000000, whose
+// factors are 1, so NaN stays NaN.
 #define EXPV(X, T, P, R, Q) \
 	VMOVUPS exphi<>(SB), T \
 	VMINPS X, T, X \
@@ -407,10 +408,7 @@ mxdone:
 	VMOVAPS X, R \
 	VFNMADD231PS Y7, P, R \
 	VFNMADD231PS Y8, P, R \
-	VMINPS tmax<>(SB), T, X \
-	VSUBPS X, T, T \
-	VPSLLD $23, X, X \
-	VFMADD231PS T, X, X \
+	VCVTPS2DQ P, X \
 	VMULPS R, R, Q \
 	VMOVAPS Y10, T \
 	VFMADD213PS c4<>(SB), R, T \
@@ -420,6 +418,13 @@ mxdone:
 	VFMADD213PS P, Q, T \
 	VADDPS Y12, R, P \
 	VFMADD213PS P, Q, T \
+	VPSRAD $1, X, R \
+	VPSUBD R, X, X \
+	VPSLLD $23, R, R \
+	VPADDD Y12, R, R \
+	VPSLLD $23, X, X \
+	VPADDD Y12, X, X \
+	VMULPS R, T, T \
 	VMULPS X, T, P
 
 // Body of expSubAVX2 and expSub1AVX2: PREP turns the loaded Y0 into the

@@ -232,7 +232,7 @@ func TestExpAccuracy(t *testing.T) {
 		in, want float32
 	}{
 		{0, 1}, {float32(math.Inf(-1)), 0}, {inf, inf}, {100, inf}, {89, inf},
-		{-200, 0}, {-88, 0}, {1, float32(math.E)}, {nan, nan}, {-1e30, 0}, {1e30, inf},
+		{-200, 0}, {-104, 0}, {1, float32(math.E)}, {nan, nan}, {-1e30, 0}, {1e30, inf},
 	}
 	for _, s := range specials {
 		t.Run(fmt.Sprint(s.in), func(t *testing.T) {
@@ -249,6 +249,49 @@ func TestExpAccuracy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExpEdges checks exp where the float32 result leaves the normal
+// range: finite up to FLT_MAX (x in [88.3763, 88.7228] once made 2^128 and
+// +Inf) and subnormal below 2^-126 (once flushed to 0), on the vector path
+// and the tail alike.
+func TestExpEdges(t *testing.T) {
+	var xs []float32
+	for x := float32(88.3); x < 88.75; x = math.Nextafter32(x, 100) {
+		xs = append(xs, x)
+		for range 97 { // every 98th float32 of the range, plus its ends
+			x = math.Nextafter32(x, 100)
+		}
+	}
+	xs = append(xs, 88.3763, 88.72283, math.Nextafter32(88.72283, 0), 88.7229)
+	for x := float32(-87.5); x > -104.5; x -= 0.0137 {
+		xs = append(xs, x)
+	}
+	xs = append(xs, -87.33654, -87.33655, -103.27893, -103.9721, -103.97209)
+	for len(xs)%8 != 3 { // a tail too
+		xs = append(xs, 0.5)
+	}
+	got := make([]float32, len(xs))
+	Exp(got, xs)
+	for i, x := range xs {
+		want := float32(math.Exp(float64(x)))
+		g := got[i]
+		if math.IsInf(float64(want), 1) != math.IsInf(float64(g), 1) {
+			t.Fatalf("exp(%v) = %v, want %v", x, g, want)
+		}
+		if math.IsInf(float64(want), 1) {
+			continue
+		}
+		// Within 1 ulp of the correctly rounded result; in the subnormal
+		// range the ulp is 2^-149.
+		ulp := math.Nextafter32(want, float32(math.Inf(1))) - want
+		if d := math.Abs(float64(g - want)); d > float64(ulp) {
+			t.Fatalf("exp(%v) = %v (%#x), want %v (%#x)", x, g, math.Float32bits(g), want, math.Float32bits(want))
+		}
+		if want != 0 && g == 0 {
+			t.Fatalf("exp(%v) flushed to 0, want %v", x, want)
+		}
 	}
 }
 
