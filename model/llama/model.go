@@ -11,6 +11,7 @@ import (
 
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/runtime"
+	"github.com/gogml/gogml/sched"
 )
 
 // Options say where a Model lives and how its graphs are planned.
@@ -23,6 +24,60 @@ type Options struct {
 	BufferType runtime.BufferType
 	// Strategy is the graph allocator's placement strategy.
 	Strategy gallocr.Strategy
+	// Backends, with two or more entries, spreads the model over several
+	// backends in the scheduler's priority order (put the CPU last: graph
+	// inputs and the token embeddings live there, as in llama.cpp). Layer
+	// l's weights and KV cache live in Backends[LayerBackend[l]]'s memory,
+	// the output layer with the last layer; a scheduler (package sched)
+	// splits each graph and copies activations between the devices.
+	// Backend and BufferType are then ignored.
+	Backends []runtime.Backend
+	// LayerBackend gives each layer's backend index; nil spreads the
+	// layers in proportion to Split.
+	LayerBackend []int
+	// Split is each backend's share of the layers (nil: equal shares).
+	Split []float64
+}
+
+// SpreadLayers gives n layers to backends in proportion to split (nil:
+// equal), in order: the first backends get the first layers.
+func SpreadLayers(n int, split []float64, backends int) ([]int, error) {
+	if backends < 1 {
+		return nil, fmt.Errorf("%w: no backends", ErrConfig)
+	}
+	if split == nil {
+		split = make([]float64, backends)
+		for i := range split {
+			split[i] = 1
+		}
+	}
+	if len(split) != backends {
+		return nil, fmt.Errorf("%w: %d split shares for %d backends", ErrConfig, len(split), backends)
+	}
+	var sum float64
+	for i, f := range split {
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%w: split share %d is %v", ErrConfig, i, f)
+		}
+		sum += f
+	}
+	if sum == 0 {
+		return nil, fmt.Errorf("%w: split shares add up to 0", ErrConfig)
+	}
+	out := make([]int, n)
+	var acc float64
+	b := 0
+	for l := range out {
+		// Layer l goes to the backend whose cumulative share covers the
+		// middle of the layer.
+		mid := (float64(l) + 0.5) / float64(n) * sum
+		for b < backends-1 && acc+split[b] <= mid {
+			acc += split[b]
+			b++
+		}
+		out[l] = b
+	}
+	return out, nil
 }
 
 // bufferType is the buffer type for weights and the KV cache: o's, else
@@ -81,6 +136,14 @@ type Model struct {
 	wbuf, kvbuf             runtime.Buffer
 	alloc                   *gallocr.Allocator
 
+	// Over several backends: each one's buffer type, each layer's backend,
+	// the weight and cache buffers beyond wbuf and kvbuf, the scheduler.
+	multi    []runtime.Backend
+	multiBT  []runtime.BufferType
+	layerDev []int
+	extra    []runtime.Buffer
+	sch      *sched.Scheduler
+
 	nPast    int
 	reserved int // largest reserved batch, 0: none
 	stats    MemoryStats
@@ -107,6 +170,9 @@ func New(w *Weights, o Options) (*Model, error) {
 	cfg := w.Config
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if len(o.Backends) > 1 {
+		return newMulti(w, o)
 	}
 	bt, err := o.bufferType()
 	if err != nil {
@@ -163,6 +229,14 @@ func (m *Model) Close() error {
 		m.alloc.Free()
 		m.alloc = nil
 	}
+	if m.sch != nil {
+		m.sch.Free()
+		m.sch = nil
+	}
+	for _, b := range m.extra {
+		errs = append(errs, b.Free())
+	}
+	m.extra = nil
 	for _, b := range []*runtime.Buffer{&m.wbuf, &m.kvbuf} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
@@ -178,13 +252,19 @@ func (m *Model) loadWeights(w *Weights) error {
 	if len(w.Layers) != cfg.Layers {
 		return fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
 	}
-	ctx := runtime.NewContext()
+	// One context per device holding weights (one in all on one backend).
+	ctxs := make([]*runtime.Context, max(1, len(m.multi)))
+	for i := range ctxs {
+		ctxs[i] = runtime.NewContext()
+	}
+	ctx := ctxs[0]
 	type upload struct {
 		t *runtime.Tensor
 		v []float32
 	}
 	var ups []upload
 	mat := func(name string, in, out int64, v []float32) *runtime.Tensor {
+		ctx := ctxs[m.deviceOf(name)]
 		t := ctx.NewTensor2D(cfg.matType(int(in)), in, out)
 		if t != nil {
 			t.Name = name
@@ -193,6 +273,7 @@ func (m *Model) loadWeights(w *Weights) error {
 		return t
 	}
 	vec := func(name string, v []float32) *runtime.Tensor {
+		ctx := ctxs[m.deviceOf(name)]
 		t := ctx.NewTensor1D(runtime.TypeF32, d)
 		if t != nil {
 			t.Name = name
@@ -217,15 +298,21 @@ func (m *Model) loadWeights(w *Weights) error {
 	}
 	m.outNorm = vec("output_norm", w.OutNorm)
 	m.output = mat("output", d, int64(cfg.Vocab), w.Output)
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("llama: weights: %w", err)
+	for _, ctx := range ctxs {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("llama: weights: %w", err)
+		}
 	}
 	for _, u := range ups {
 		if int64(len(u.v)) != u.t.Nelements() {
 			return fmt.Errorf("%w: weight %q has %d values, want %d", ErrConfig, u.t.Name, len(u.v), u.t.Nelements())
 		}
 	}
-	if err := m.allocWeights(ctx); err != nil {
+	if m.multi != nil {
+		if err := m.allocWeightsMulti(ctxs); err != nil {
+			return err
+		}
+	} else if err := m.allocWeights(ctx); err != nil {
 		return err
 	}
 	for _, u := range ups {
@@ -383,7 +470,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		return nil, err
 	}
 	for _, nd := range g.Nodes() {
-		if !m.be.SupportsOp(nd) {
+		if m.sch == nil && !m.be.SupportsOp(nd) {
 			return nil, fmt.Errorf("llama: backend %s cannot compute node %q (%s %s %v): %w",
 				m.be.Name(), nd.Name, nd.Op, nd.Type, nd.Ne, runtime.ErrUnsupported)
 		}
@@ -402,6 +489,9 @@ func (m *Model) Reserve(maxBatch int) error {
 	s, err := m.build(maxBatch, m.cfg.Ctx-maxBatch)
 	if err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	if m.sch != nil {
+		return m.reserveMulti(s, maxBatch)
 	}
 	if err := m.alloc.Reserve(s.g); err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
@@ -451,7 +541,12 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	}
 	t1 := time.Now()
 	ph.Build = t1.Sub(t0)
-	if err := m.alloc.AllocGraph(s.g); err != nil {
+	if m.sch != nil {
+		err = m.sch.AllocGraph(s.g)
+	} else {
+		err = m.alloc.AllocGraph(s.g)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
 	t2 := time.Now()
@@ -468,7 +563,12 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	if err := runtime.SetTensorData(s.pos, pb, 0); err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
-	if err := m.be.Compute(s.g); err != nil {
+	if m.sch != nil {
+		err = m.sch.Compute(s.g)
+	} else {
+		err = m.be.Compute(s.g)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("llama: eval on %s: %w", m.be.Name(), err)
 	}
 	if as, ok := m.be.(runtime.AsyncBackend); ok {
