@@ -49,7 +49,8 @@ fuzz:
 		./gallocr:FuzzPackBlocks ./internal/kernels/cpukernels:FuzzF32ToF16 ./backends/cuda:FuzzParsePTXEntries \
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
 		./internal/rpcwire:FuzzDecodeGraph ./rpcserver:FuzzServeConn \
-		./internal/ggmlpeer:FuzzParseBackendOps ./internal/ggmlpeer:FuzzParseLlamaArchs; do \
+		./internal/ggmlpeer:FuzzParseBackendOps ./internal/ggmlpeer:FuzzParseLlamaArchs \
+		./gguf:FuzzParse ./model/llama:FuzzCheckGGUF; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
 	done
@@ -135,3 +136,15 @@ ggml-conformance: ggml-peer
 	sh scripts/ensure-gl-deps.sh
 	$(GO) run ./internal/ggmlpeer/conformance -backends cpu,opengl -out docs/ggml-conformance.md $(GGML_CONFORMANCE_FLAGS)
 # --- end ggml peer ---
+
+# --- gguf ---
+# make gguf-peer: fetch Debian's python3-gguf (llama.cpp 0.7.0's gguf-py)
+# and run the gguf tests against it and, where GOGML_PEER_ROOT (default
+# /tmp/peertest/root) holds Debian's ggml 0.27.0, against ggml's own reader.
+# Without the peers those tests skip, saying so.
+.PHONY: gguf-peer
+GGUF_PEER_DIR ?= /tmp/gogml-gguf-peer
+gguf-peer:
+	sh scripts/gguf-peer.sh $(GGUF_PEER_DIR)
+	GOGML_GGUF_PEER=$(GGUF_PEER_DIR)/root/usr/lib/python3/dist-packages $(GO) test -count=1 -v -run 'Peer|GGML' ./gguf/
+# --- end gguf ---

@@ -170,6 +170,9 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	if mem[0], err = hostMem(n); err != nil {
 		return err
 	}
+	if ro, ok := n.Buffer.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
+		return fmt.Errorf("tensor %s: result in read-only buffer %s: %w", n, n.Buffer.Type().Name(), runtime.ErrUnsupported)
+	}
 	for i, s := range n.Src {
 		if s != nil {
 			if mem[i+1], err = hostMem(s); err != nil {

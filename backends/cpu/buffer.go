@@ -297,27 +297,7 @@ func (b *Buffer) CopyTensor(src, dst *runtime.Tensor) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	n := src.NBytes()
-	if n != dst.NBytes() {
-		return false, fmt.Errorf("copy %q (%d bytes) -> %q (%d bytes): %w", src.Name, n, dst.Name, dst.NBytes(), runtime.ErrShape)
-	}
-	sp, err := runtime.CheckBufferRange(sb, src, 0, n)
-	if err != nil {
-		return false, err
-	}
-	dp, err := runtime.CheckBufferRange(db, dst, 0, n)
-	if err != nil {
-		return false, err
-	}
-	sm, dm := sb.Bytes(), db.Bytes()
-	if uint64(len(sm)) < sp+n {
-		return false, fmt.Errorf("copy from %q: source buffer %s has no bytes there: %w", src.Name, sb.Type().Name(), runtime.ErrFreed)
-	}
-	if uint64(len(dm)) < dp+n {
-		return false, fmt.Errorf("copy to %q: destination buffer %s has no bytes there: %w", dst.Name, db.Type().Name(), runtime.ErrFreed)
-	}
-	copy(dm[dp:dp+n], sm[sp:sp+n])
-	return true, nil
+	return copyHost(src, dst, sb, db)
 }
 
 // Clear fills the whole buffer with value.

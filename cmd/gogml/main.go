@@ -24,6 +24,7 @@ func commands() map[string]command {
 		"plan":       {"plan a graph file's memory as ggml would (plan/v1 JSON, stats, SVG map)", runPlan},
 		"run":        {"run the small llama-style decoder on a backend", runRun},
 		"membench":   {"measure allocation, fill, transfer and copy speed of every buffer type", runMembench},
+		"gguf":       {"inspect a GGUF file (info) or write the built-in decoder as one (write-demo)", runGGUF},
 		"rpc-server": {"serve gogml backends to ggml/llama.cpp over ggml's RPC protocol", runRPCServer},
 	}
 }

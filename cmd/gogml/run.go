@@ -37,6 +37,8 @@ type runOptions struct {
 	cfg      llama.Config
 	quiet    bool
 	perToken bool
+	model    string
+	text     string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
@@ -51,6 +53,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.device, "device", 0, "device index for cuda and opengl")
 	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
 	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")
+	fs.StringVar(&o.prompt, "prompt-ids", "1,2,3,4", "the same as -prompt")
+	fs.StringVar(&o.model, "model", "", "run this GGUF file (llama family) instead of the random weights")
+	fs.StringVar(&o.text, "text", "", "with -model: a text prompt, tokenized with the file's vocabulary (replaces -prompt)")
 	fs.IntVar(&o.n, "n", 16, "tokens to generate")
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
@@ -168,6 +173,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.model != "" {
+		if o.cfg, prompt, err = ggufRunConfig(o, prompt); err != nil {
+			return err
+		}
+	}
 	if err := o.cfg.CheckGenerate(prompt, o.n); err != nil {
 		return err
 	}
@@ -192,8 +202,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", be.Name(), dev.Description)
 
 	t0 := time.Now()
-	w := llama.GenerateWeights(cfg)
-	m, err := llama.New(w, llama.Options{Backend: be, BufferType: bt, Strategy: strat})
+	m, err := newRunModel(o, be, bt, strat, stderr)
 	if err != nil {
 		return err
 	}
@@ -247,6 +256,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		ids[i] = strconv.Itoa(int(t))
 	}
 	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	printGeneratedText(o, stdout, prompt, res.Generated)
 	if n := len(res.TokenTimes); n > 0 {
 		ts := append([]time.Duration(nil), res.TokenTimes...)
 		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })

@@ -36,6 +36,10 @@ type Config struct {
 	// Heads is the number of attention heads; Dim must be a multiple of it
 	// and the head size must be even (RoPE rotates pairs).
 	Heads int
+	// KVHeads is the number of key/value heads (grouped-query attention:
+	// query head h attends with key/value head h/(Heads/KVHeads)); 0
+	// means Heads. Heads must be a multiple of it.
+	KVHeads int
 	// Layers is the number of decoder blocks.
 	Layers int
 	// FFN is the hidden width of the feed-forward network.
@@ -66,6 +70,17 @@ func DefaultConfig() Config {
 // HeadDim is Dim / Heads.
 func (c Config) HeadDim() int { return c.Dim / c.Heads }
 
+// NKVHeads is KVHeads, or Heads when it is 0.
+func (c Config) NKVHeads() int {
+	if c.KVHeads == 0 {
+		return c.Heads
+	}
+	return c.KVHeads
+}
+
+// KVDim is the width of the keys and values: NKVHeads * HeadDim.
+func (c Config) KVDim() int { return c.NKVHeads() * c.HeadDim() }
+
 // Validate checks that the shape is usable.
 func (c Config) Validate() error {
 	for _, f := range []struct {
@@ -81,6 +96,9 @@ func (c Config) Validate() error {
 	}
 	if c.Dim%c.Heads != 0 {
 		return fmt.Errorf("%w: dim %d is not a multiple of heads %d", ErrConfig, c.Dim, c.Heads)
+	}
+	if c.KVHeads < 0 || c.Heads%c.NKVHeads() != 0 {
+		return fmt.Errorf("%w: heads %d is not a multiple of kv heads %d", ErrConfig, c.Heads, c.KVHeads)
 	}
 	if c.HeadDim()%2 != 0 {
 		return fmt.Errorf("%w: head size %d must be even for RoPE", ErrConfig, c.HeadDim())

@@ -2,11 +2,8 @@ package llama
 
 import (
 	"math"
-	"os"
 	"testing"
 
-	"github.com/gogml/gogml/backends/cuda"
-	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -19,23 +16,10 @@ import (
 // quantized bound (the CPU rounds activations to q8_0 as ggml does, a
 // device may multiply them in f32).
 func TestDeviceBackends(t *testing.T) {
-	opens := []struct {
-		name string
-		open func() (runtime.Backend, error)
-	}{
-		{"cuda", func() (runtime.Backend, error) { return cuda.New(0) }},
-		{"opengl", func() (runtime.Backend, error) { return opengl.New(opengl.Config{}) }},
-	}
-	for _, o := range opens {
+	for _, o := range deviceOpeners {
 		for _, typ := range []runtime.Type{runtime.TypeF32, runtime.TypeQ8_0} {
 			t.Run(o.name+"/"+typ.String(), func(t *testing.T) {
-				be, err := o.open()
-				if err != nil {
-					if o.name == "opengl" && opengl.Compiled && os.Getenv(opengl.RequireEnv) == "1" {
-						t.Fatalf("%s=1 but no OpenGL device: %v", opengl.RequireEnv, err)
-					}
-					t.Skipf("%s not available: %v", o.name, err)
-				}
+				be := o.openOrSkip(t)
 				defer be.Close()
 				cfg := DefaultConfig()
 				cfg.WeightType = typ

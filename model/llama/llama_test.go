@@ -47,6 +47,8 @@ func TestReference(t *testing.T) {
 		{"small", func(*Config) {}},
 		{"default", func(c *Config) { *c = DefaultConfig() }},
 		{"one-head", func(c *Config) { c.Heads = 1 }},
+		{"gqa", func(c *Config) { c.Heads, c.KVHeads = 4, 2 }},
+		{"mqa", func(c *Config) { c.Heads, c.KVHeads = 4, 1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/runtime"
+	"github.com/gogml/gogml/sched"
 )
 
 // Options say where a Model lives and how its graphs are planned.
@@ -23,6 +24,76 @@ type Options struct {
 	BufferType runtime.BufferType
 	// Strategy is the graph allocator's placement strategy.
 	Strategy gallocr.Strategy
+	// Backends, with two or more entries, spreads the model over several
+	// backends in the scheduler's priority order (put the CPU last: graph
+	// inputs and the token embeddings live there, as in llama.cpp). Layer
+	// l's weights and KV cache live in Backends[LayerBackend[l]]'s memory,
+	// the output layer with the last layer; a scheduler (package sched)
+	// splits each graph and copies activations between the devices.
+	// Backend and BufferType are then ignored.
+	Backends []runtime.Backend
+	// LayerBackend gives each layer's backend index; nil spreads the
+	// layers in proportion to Split.
+	LayerBackend []int
+	// Split is each backend's share of the layers (nil: equal shares).
+	Split []float64
+}
+
+// SpreadLayers gives n layers to backends in proportion to split (nil:
+// equal), in order: the first backends get the first layers.
+func SpreadLayers(n int, split []float64, backends int) ([]int, error) {
+	if backends < 1 {
+		return nil, fmt.Errorf("%w: no backends", ErrConfig)
+	}
+	if split == nil {
+		split = make([]float64, backends)
+		for i := range split {
+			split[i] = 1
+		}
+	}
+	if len(split) != backends {
+		return nil, fmt.Errorf("%w: %d split shares for %d backends", ErrConfig, len(split), backends)
+	}
+	var sum float64
+	for i, f := range split {
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%w: split share %d is %v", ErrConfig, i, f)
+		}
+		sum += f
+	}
+	if sum == 0 {
+		return nil, fmt.Errorf("%w: split shares add up to 0", ErrConfig)
+	}
+	out := make([]int, n)
+	var acc float64
+	b := 0
+	for l := range out {
+		// Layer l goes to the backend whose cumulative share covers the
+		// middle of the layer.
+		mid := (float64(l) + 0.5) / float64(n) * sum
+		for b < backends-1 && acc+split[b] <= mid {
+			acc += split[b]
+			b++
+		}
+		out[l] = b
+	}
+	return out, nil
+}
+
+// bufferType is the buffer type for weights and the KV cache: o's, else
+// the backend's default.
+func (o Options) bufferType() (runtime.BufferType, error) {
+	if o.Backend == nil {
+		return nil, fmt.Errorf("%w: no backend", ErrConfig)
+	}
+	bt := o.BufferType
+	if bt == nil {
+		bt = o.Backend.DefaultBufferType()
+	}
+	if bt == nil {
+		return nil, fmt.Errorf("llama: backend %s has no buffer type: %w", o.Backend.Name(), runtime.ErrUnsupported)
+	}
+	return bt, nil
 }
 
 // MemoryStats summarise where a Model's memory went.
@@ -49,7 +120,7 @@ type MemoryStats struct {
 type layer struct {
 	attnNorm, wq, wk, wv, wo *runtime.Tensor
 	ffnNorm, w1, w2, w3      *runtime.Tensor
-	k, v                     *runtime.Tensor // KV cache: k {Dim, Ctx}, v {Ctx, Dim} (transposed)
+	k, v                     *runtime.Tensor // KV cache: k {KVDim, Ctx}, v {Ctx, KVDim} (transposed)
 }
 
 // Model is a llama-style decoder on one backend. It is not safe for
@@ -64,6 +135,14 @@ type Model struct {
 	layers                  []layer
 	wbuf, kvbuf             runtime.Buffer
 	alloc                   *gallocr.Allocator
+
+	// Over several backends: each one's buffer type, each layer's backend,
+	// the weight and cache buffers beyond wbuf and kvbuf, the scheduler.
+	multi    []runtime.Backend
+	multiBT  []runtime.BufferType
+	layerDev []int
+	extra    []runtime.Buffer
+	sch      *sched.Scheduler
 
 	nPast    int
 	reserved int // largest reserved batch, 0: none
@@ -92,15 +171,12 @@ func New(w *Weights, o Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Backend == nil {
-		return nil, fmt.Errorf("%w: no backend", ErrConfig)
+	if len(o.Backends) > 1 {
+		return newMulti(w, o)
 	}
-	bt := o.BufferType
-	if bt == nil {
-		bt = o.Backend.DefaultBufferType()
-	}
-	if bt == nil {
-		return nil, fmt.Errorf("llama: backend %s has no buffer type: %w", o.Backend.Name(), runtime.ErrUnsupported)
+	bt, err := o.bufferType()
+	if err != nil {
+		return nil, err
 	}
 	m := &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
 	if err := m.init(w); err != nil {
@@ -111,7 +187,13 @@ func New(w *Weights, o Options) (*Model, error) {
 }
 
 func (m *Model) init(w *Weights) error {
-	if err := m.loadWeights(w); err != nil {
+	return m.initWith(func() error { return m.loadWeights(w) })
+}
+
+// initWith places the weights with load, then the KV cache and the graph
+// allocator.
+func (m *Model) initWith(load func() error) error {
+	if err := load(); err != nil {
 		return err
 	}
 	if err := m.allocKV(); err != nil {
@@ -147,6 +229,14 @@ func (m *Model) Close() error {
 		m.alloc.Free()
 		m.alloc = nil
 	}
+	if m.sch != nil {
+		m.sch.Free()
+		m.sch = nil
+	}
+	for _, b := range m.extra {
+		errs = append(errs, b.Free())
+	}
+	m.extra = nil
 	for _, b := range []*runtime.Buffer{&m.wbuf, &m.kvbuf} {
 		if *b != nil {
 			errs = append(errs, (*b).Free())
@@ -158,17 +248,23 @@ func (m *Model) Close() error {
 
 func (m *Model) loadWeights(w *Weights) error {
 	cfg := m.cfg
-	d, f := int64(cfg.Dim), int64(cfg.FFN)
+	d, f, dkv := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim())
 	if len(w.Layers) != cfg.Layers {
 		return fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
 	}
-	ctx := runtime.NewContext()
+	// One context per device holding weights (one in all on one backend).
+	ctxs := make([]*runtime.Context, max(1, len(m.multi)))
+	for i := range ctxs {
+		ctxs[i] = runtime.NewContext()
+	}
+	ctx := ctxs[0]
 	type upload struct {
 		t *runtime.Tensor
 		v []float32
 	}
 	var ups []upload
 	mat := func(name string, in, out int64, v []float32) *runtime.Tensor {
+		ctx := ctxs[m.deviceOf(name)]
 		t := ctx.NewTensor2D(cfg.matType(int(in)), in, out)
 		if t != nil {
 			t.Name = name
@@ -177,6 +273,7 @@ func (m *Model) loadWeights(w *Weights) error {
 		return t
 	}
 	vec := func(name string, v []float32) *runtime.Tensor {
+		ctx := ctxs[m.deviceOf(name)]
 		t := ctx.NewTensor1D(runtime.TypeF32, d)
 		if t != nil {
 			t.Name = name
@@ -190,8 +287,8 @@ func (m *Model) loadWeights(w *Weights) error {
 		m.layers = append(m.layers, layer{
 			attnNorm: vec(p+"attn_norm", lw.AttnNorm),
 			wq:       mat(p+"attn_q", d, d, lw.Wq),
-			wk:       mat(p+"attn_k", d, d, lw.Wk),
-			wv:       mat(p+"attn_v", d, d, lw.Wv),
+			wk:       mat(p+"attn_k", d, dkv, lw.Wk),
+			wv:       mat(p+"attn_v", d, dkv, lw.Wv),
 			wo:       mat(p+"attn_output", d, d, lw.Wo),
 			ffnNorm:  vec(p+"ffn_norm", lw.FFNNorm),
 			w1:       mat(p+"ffn_gate", d, f, lw.W1),
@@ -201,23 +298,22 @@ func (m *Model) loadWeights(w *Weights) error {
 	}
 	m.outNorm = vec("output_norm", w.OutNorm)
 	m.output = mat("output", d, int64(cfg.Vocab), w.Output)
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("llama: weights: %w", err)
+	for _, ctx := range ctxs {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("llama: weights: %w", err)
+		}
 	}
 	for _, u := range ups {
 		if int64(len(u.v)) != u.t.Nelements() {
 			return fmt.Errorf("%w: weight %q has %d values, want %d", ErrConfig, u.t.Name, len(u.v), u.t.Nelements())
 		}
 	}
-	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
-	if err != nil {
-		return fmt.Errorf("llama: weights: %w", err)
-	}
-	m.wbuf = buf
-	m.stats.WeightsBytes = buf.Size()
-	m.stats.WeightsBuffers = 1
-	if mb, ok := buf.(*runtime.MultiBuffer); ok {
-		m.stats.WeightsBuffers = len(mb.Parts())
+	if m.multi != nil {
+		if err := m.allocWeightsMulti(ctxs); err != nil {
+			return err
+		}
+	} else if err := m.allocWeights(ctx); err != nil {
+		return err
 	}
 	for _, u := range ups {
 		b := make([]byte, u.t.NBytes())
@@ -231,12 +327,28 @@ func (m *Model) loadWeights(w *Weights) error {
 	return nil
 }
 
+// allocWeights places ctx's tensors in new buffers of m.bt (split by its
+// max size) and records them as the weights.
+func (m *Model) allocWeights(ctx *runtime.Context) error {
+	buf, err := gallocr.AllocCtxTensors(ctx, m.bt)
+	if err != nil {
+		return fmt.Errorf("llama: weights: %w", err)
+	}
+	m.wbuf = buf
+	m.stats.WeightsBytes = buf.Size()
+	m.stats.WeightsBuffers = 1
+	if mb, ok := buf.(*runtime.MultiBuffer); ok {
+		m.stats.WeightsBuffers = len(mb.Parts())
+	}
+	return nil
+}
+
 func (m *Model) allocKV() error {
 	cfg := m.cfg
 	ctx := runtime.NewContext()
 	for l := range m.layers {
-		k := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Dim), int64(cfg.Ctx))
-		v := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Ctx), int64(cfg.Dim))
+		k := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.KVDim()), int64(cfg.Ctx))
+		v := ctx.NewTensor2D(runtime.TypeF32, int64(cfg.Ctx), int64(cfg.KVDim()))
 		if k == nil || v == nil {
 			break
 		}
@@ -281,6 +393,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	g := runtime.NewGraph()
 	N, T := int64(n), int64(nPast+n)
 	d, H, hd := int64(cfg.Dim), int64(cfg.Heads), int64(cfg.HeadDim())
+	Hkv, dkv := int64(cfg.NKVHeads()), int64(cfg.KVDim())
 	const f32 = 4
 
 	s := &step{g: g}
@@ -308,13 +421,13 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		h := ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.attnNorm)
 		q := ctx.Reshape(ctx.MulMat(ly.wq, h), hd, H, N)
 		q = named(ctx.RopeExt(q, s.pos, nil, int(hd), runtime.RopeNormal, rp), "q", l)
-		k := ctx.Reshape(ctx.MulMat(ly.wk, h), hd, H, N)
+		k := ctx.Reshape(ctx.MulMat(ly.wk, h), hd, Hkv, N)
 		k = named(ctx.RopeExt(k, s.pos, nil, int(hd), runtime.RopeNormal, rp), "k", l)
-		v := named(ctx.MulMat(ly.wv, h), "v", l) // {d, N}
+		v := named(ctx.MulMat(ly.wv, h), "v", l) // {dkv, N}
 
 		// Write this step's keys and values into their cache slots.
-		kSlot := ctx.View1D(ly.k, N*d, uint64(nPast)*uint64(d)*f32)
-		vSlot := ctx.View2D(ly.v, N, d, uint64(cfg.Ctx)*f32, uint64(nPast)*f32)
+		kSlot := ctx.View1D(ly.k, N*dkv, uint64(nPast)*uint64(dkv)*f32)
+		vSlot := ctx.View2D(ly.v, N, dkv, uint64(cfg.Ctx)*f32, uint64(nPast)*f32)
 		cpyK := ctx.Cpy(k, kSlot)
 		cpyV := ctx.Cpy(ctx.Transpose(v), vSlot)
 		if err := ctx.Err(); err != nil {
@@ -327,11 +440,12 @@ func (m *Model) build(n, nPast int) (*step, error) {
 			return nil, err
 		}
 
-		// Attend over the first nPast+n cached tokens.
-		Q := ctx.Permute(q, 0, 2, 1, 3)                                                         // {hd, N, H}
-		K := ctx.View3D(ly.k, hd, T, H, uint64(d)*f32, uint64(hd)*f32, 0)                       // {hd, T, H}
-		V := ctx.View3D(ly.v, T, hd, H, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, H}
-		kq := named(ctx.MulMat(K, Q), "kq", l)                                                  // {T, N, H}
+		// Attend over the first nPast+n cached tokens; with fewer kv heads
+		// MulMat broadcasts each over Heads/KVHeads query heads.
+		Q := ctx.Permute(q, 0, 2, 1, 3)                                                           // {hd, N, H}
+		K := ctx.View3D(ly.k, hd, T, Hkv, uint64(dkv)*f32, uint64(hd)*f32, 0)                     // {hd, T, Hkv}
+		V := ctx.View3D(ly.v, T, hd, Hkv, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, Hkv}
+		kq := named(ctx.MulMat(K, Q), "kq", l)                                                    // {T, N, H}
 		kq = ctx.DiagMaskInf(kq, nPast)
 		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
 		kqv := ctx.MulMat(V, kq)                                  // {hd, N, H}
@@ -356,7 +470,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		return nil, err
 	}
 	for _, nd := range g.Nodes() {
-		if !m.be.SupportsOp(nd) {
+		if m.sch == nil && !m.be.SupportsOp(nd) {
 			return nil, fmt.Errorf("llama: backend %s cannot compute node %q (%s %s %v): %w",
 				m.be.Name(), nd.Name, nd.Op, nd.Type, nd.Ne, runtime.ErrUnsupported)
 		}
@@ -375,6 +489,9 @@ func (m *Model) Reserve(maxBatch int) error {
 	s, err := m.build(maxBatch, m.cfg.Ctx-maxBatch)
 	if err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	if m.sch != nil {
+		return m.reserveMulti(s, maxBatch)
 	}
 	if err := m.alloc.Reserve(s.g); err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
@@ -424,7 +541,12 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	}
 	t1 := time.Now()
 	ph.Build = t1.Sub(t0)
-	if err := m.alloc.AllocGraph(s.g); err != nil {
+	if m.sch != nil {
+		err = m.sch.AllocGraph(s.g)
+	} else {
+		err = m.alloc.AllocGraph(s.g)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
 	t2 := time.Now()
@@ -441,7 +563,12 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	if err := runtime.SetTensorData(s.pos, pb, 0); err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
-	if err := m.be.Compute(s.g); err != nil {
+	if m.sch != nil {
+		err = m.sch.Compute(s.g)
+	} else {
+		err = m.be.Compute(s.g)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("llama: eval on %s: %w", m.be.Name(), err)
 	}
 	if as, ok := m.be.(runtime.AsyncBackend); ok {

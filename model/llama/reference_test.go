@@ -64,6 +64,7 @@ func refRope(x []float64, heads, hd, pos int, base float32) {
 func (r *refModel) forward(tok int32) []float64 {
 	cfg := r.w.Config
 	d, H, hd := cfg.Dim, cfg.Heads, cfg.HeadDim()
+	Hkv, group := cfg.NKVHeads(), cfg.Heads/cfg.NKVHeads()
 	pos := len(r.kc[0])
 	x := make([]float64, d)
 	for i := range x {
@@ -72,22 +73,23 @@ func (r *refModel) forward(tok int32) []float64 {
 	for l, lw := range r.w.Layers {
 		h := refRMSNorm(x, lw.AttnNorm, cfg.Eps)
 		q := refMatVec(lw.Wq, h, d)
-		k := refMatVec(lw.Wk, h, d)
-		v := refMatVec(lw.Wv, h, d)
+		k := refMatVec(lw.Wk, h, cfg.KVDim())
+		v := refMatVec(lw.Wv, h, cfg.KVDim())
 		refRope(q, H, hd, pos, cfg.RopeBase)
-		refRope(k, H, hd, pos, cfg.RopeBase)
+		refRope(k, Hkv, hd, pos, cfg.RopeBase)
 		r.kc[l] = append(r.kc[l], k)
 		r.vc[l] = append(r.vc[l], v)
 		T := len(r.kc[l])
 		att := make([]float64, d)
 		scale := 1 / math.Sqrt(float64(hd))
 		for hh := 0; hh < H; hh++ {
+			kh := hh / group // the kv head this query head shares
 			sc := make([]float64, T)
 			mx := math.Inf(-1)
 			for t := 0; t < T; t++ {
 				var s float64
 				for j := 0; j < hd; j++ {
-					s += q[hh*hd+j] * r.kc[l][t][hh*hd+j]
+					s += q[hh*hd+j] * r.kc[l][t][kh*hd+j]
 				}
 				sc[t] = s * scale
 				mx = math.Max(mx, sc[t])
@@ -100,7 +102,7 @@ func (r *refModel) forward(tok int32) []float64 {
 			for t := 0; t < T; t++ {
 				p := sc[t] / sum
 				for j := 0; j < hd; j++ {
-					att[hh*hd+j] += p * r.vc[l][t][hh*hd+j]
+					att[hh*hd+j] += p * r.vc[l][t][kh*hd+j]
 				}
 			}
 		}

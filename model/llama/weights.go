@@ -21,7 +21,7 @@ type Weights struct {
 type LayerWeights struct {
 	// AttnNorm and FFNNorm are RMS norm weights (Dim).
 	AttnNorm, FFNNorm []float32
-	// Wq, Wk, Wv, Wo are Dim×Dim projections.
+	// Wq and Wo are Dim×Dim projections; Wk and Wv have KVDim rows of Dim.
 	Wq, Wk, Wv, Wo []float32
 	// W1 (gate) and W3 (up) have FFN rows of Dim; W2 (down) has Dim rows
 	// of FFN.
@@ -69,8 +69,8 @@ func GenerateWeights(cfg Config) *Weights {
 		var lw LayerWeights
 		lw.AttnNorm = r.fill(d, 0.1, 1)
 		lw.Wq = mat(d, d)
-		lw.Wk = mat(d, d)
-		lw.Wv = mat(d, d)
+		lw.Wk = mat(d, cfg.KVDim())
+		lw.Wv = mat(d, cfg.KVDim())
 		lw.Wo = mat(d, d)
 		lw.FFNNorm = r.fill(d, 0.1, 1)
 		lw.W1 = mat(d, f)

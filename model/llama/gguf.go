@@ -1,0 +1,462 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gogml/gogml/backends/cpu"
+	"github.com/gogml/gogml/gguf"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/runtime"
+)
+
+// ErrUnsupportedModel is wrapped when a GGUF file holds a model this
+// decoder cannot run (another architecture, a weight type without
+// kernels, a feature such as biases or RoPE scaling).
+var ErrUnsupportedModel = errors.New("llama: unsupported model")
+
+// Arch is the general.architecture this package runs.
+const Arch = "llama"
+
+// llama.cpp's token types (tokenizer.ggml.token_type).
+const (
+	tokenNormal  = 1
+	tokenUnknown = 2
+	tokenControl = 3
+	tokenByte    = 6
+)
+
+// SupportedWeightType reports whether matrices of type t can be run: the
+// types the CPU kernels multiply (f32, f16, bf16, q4_0, q8_0).
+func SupportedWeightType(t runtime.Type) bool { return cpukernels.IsRowType(t) }
+
+// fileType is llama.cpp's general.file_type for a model whose matrices
+// are t (LLAMA_FTYPE_ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0,
+// MOSTLY_BF16).
+func fileType(t runtime.Type) (uint32, bool) {
+	switch t {
+	case runtime.TypeF32:
+		return 0, true
+	case runtime.TypeF16:
+		return 1, true
+	case runtime.TypeQ4_0:
+		return 2, true
+	case runtime.TypeQ8_0:
+		return 7, true
+	case runtime.TypeBF16:
+		return 32, true
+	}
+	return 0, false
+}
+
+// DemoVocab is the small SentencePiece-style vocabulary NewGGUFWriter
+// writes for n tokens: <unk>, <s>, </s>, then the byte tokens <0x00>,
+// <0x01>, ... (llama.cpp needs at least <0x0A>, so n >= 14), then tok<i>.
+func DemoVocab(n int) (tokens []string, scores []float32, types []int32) {
+	for i := 0; i < n; i++ {
+		var s string
+		tt := int32(tokenNormal)
+		switch {
+		case i == 0:
+			s, tt = "<unk>", tokenUnknown
+		case i == 1:
+			s, tt = "<s>", tokenControl
+		case i == 2:
+			s, tt = "</s>", tokenControl
+		case i-3 < 256:
+			s, tt = fmt.Sprintf("<0x%02X>", i-3), tokenByte
+		default:
+			s = fmt.Sprintf("tok%d", i)
+		}
+		tokens = append(tokens, s)
+		scores = append(scores, float32(-i))
+		types = append(types, tt)
+	}
+	return tokens, scores, types
+}
+
+// NewGGUFWriter returns a writer holding w as a llama-architecture GGUF
+// file that llama.cpp loads: the hyperparameters under llama.*, the
+// DemoVocab vocabulary, and llama.cpp's tensor names. Matrices and the
+// embedding are stored as typ (f32 where a row is not whole blocks of
+// typ), norm weights as f32.
+func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
+	cfg := w.Config
+	vcfg := cfg
+	vcfg.WeightType = runtime.TypeF32
+	if err := vcfg.Validate(); err != nil {
+		return nil, err
+	}
+	ft, ok := fileType(typ)
+	if !ok {
+		return nil, fmt.Errorf("%w: weight type %s (want f32, f16, bf16, q4_0 or q8_0)", ErrConfig, typ)
+	}
+	if cfg.Vocab < 14 {
+		return nil, fmt.Errorf("%w: vocab %d: llama.cpp needs the byte token <0x0A>, so at least 14 tokens", ErrConfig, cfg.Vocab)
+	}
+	gw := gguf.NewWriter()
+	tokens, scores, types := DemoVocab(cfg.Vocab)
+	p := Arch + "."
+	for _, kv := range []gguf.KV{
+		{Key: "general.architecture", Value: gguf.Of(Arch)},
+		{Key: "general.name", Value: gguf.Of("gogml demo decoder")},
+		{Key: "general.file_type", Value: gguf.Of(ft)},
+		{Key: p + "vocab_size", Value: gguf.Of(uint32(cfg.Vocab))},
+		{Key: p + "context_length", Value: gguf.Of(uint32(cfg.Ctx))},
+		{Key: p + "embedding_length", Value: gguf.Of(uint32(cfg.Dim))},
+		{Key: p + "block_count", Value: gguf.Of(uint32(cfg.Layers))},
+		{Key: p + "feed_forward_length", Value: gguf.Of(uint32(cfg.FFN))},
+		{Key: p + "attention.head_count", Value: gguf.Of(uint32(cfg.Heads))},
+		{Key: p + "attention.head_count_kv", Value: gguf.Of(uint32(cfg.NKVHeads()))},
+		{Key: p + "rope.dimension_count", Value: gguf.Of(uint32(cfg.HeadDim()))},
+		{Key: p + "rope.freq_base", Value: gguf.Of(cfg.RopeBase)},
+		{Key: p + "attention.layer_norm_rms_epsilon", Value: gguf.Of(cfg.Eps)},
+		{Key: "tokenizer.ggml.model", Value: gguf.Of("llama")},
+		{Key: "tokenizer.ggml.tokens", Value: gguf.ArrayOf(tokens)},
+		{Key: "tokenizer.ggml.scores", Value: gguf.ArrayOf(scores)},
+		{Key: "tokenizer.ggml.token_type", Value: gguf.ArrayOf(types)},
+		{Key: "tokenizer.ggml.unknown_token_id", Value: gguf.Of(uint32(0))},
+		{Key: "tokenizer.ggml.bos_token_id", Value: gguf.Of(uint32(1))},
+		{Key: "tokenizer.ggml.eos_token_id", Value: gguf.Of(uint32(2))},
+	} {
+		if err := gw.Set(kv.Key, kv.Value); err != nil {
+			return nil, err
+		}
+	}
+	d, f, dkv := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim())
+	add := func(name string, t runtime.Type, v []float32, ne ...int64) error {
+		if t.IsQuantized() && ne[0]%t.BlockSize() != 0 {
+			t = runtime.TypeF32
+		}
+		n := int64(1)
+		for _, x := range ne {
+			n *= x
+		}
+		if int64(len(v)) != n {
+			return fmt.Errorf("%w: weight %q has %d values, want %d", ErrConfig, name, len(v), n)
+		}
+		b := make([]byte, t.RowSize(ne[0])*uint64(n/ne[0]))
+		if err := cpukernels.FromFloat(t, v, b); err != nil {
+			return fmt.Errorf("llama: weight %q: %w", name, err)
+		}
+		return gw.AddTensor(name, t, ne, b)
+	}
+	if len(w.Layers) != cfg.Layers {
+		return nil, fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
+	}
+	errs := []error{add("token_embd.weight", typ, w.TokEmb, d, int64(cfg.Vocab))}
+	for l, lw := range w.Layers {
+		b := fmt.Sprintf("blk.%d.", l)
+		errs = append(errs,
+			add(b+"attn_norm.weight", runtime.TypeF32, lw.AttnNorm, d),
+			add(b+"attn_q.weight", typ, lw.Wq, d, d),
+			add(b+"attn_k.weight", typ, lw.Wk, d, dkv),
+			add(b+"attn_v.weight", typ, lw.Wv, d, dkv),
+			add(b+"attn_output.weight", typ, lw.Wo, d, d),
+			add(b+"ffn_norm.weight", runtime.TypeF32, lw.FFNNorm, d),
+			add(b+"ffn_gate.weight", typ, lw.W1, d, f),
+			add(b+"ffn_up.weight", typ, lw.W3, d, f),
+			add(b+"ffn_down.weight", typ, lw.W2, f, d))
+	}
+	errs = append(errs,
+		add("output_norm.weight", runtime.TypeF32, w.OutNorm, d),
+		add("output.weight", typ, w.Output, d, int64(cfg.Vocab)))
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return gw, nil
+}
+
+// ConfigFromGGUF reads a llama-family file's hyperparameters. Ctx is the
+// file's context length; WeightType is the type of the first layer's
+// attn_q (or the embedding's), for display.
+func ConfigFromGGUF(f *gguf.File) (Config, error) {
+	var cfg Config
+	arch, err := f.String("general.architecture")
+	if err != nil {
+		return cfg, err
+	}
+	if arch != Arch {
+		return cfg, fmt.Errorf("%w: architecture %q (gogml runs %q)", ErrUnsupportedModel, arch, Arch)
+	}
+	p := arch + "."
+	ints := []struct {
+		key string
+		dst *int
+		opt bool
+	}{
+		{"context_length", &cfg.Ctx, false}, {"embedding_length", &cfg.Dim, false}, {"block_count", &cfg.Layers, false},
+		{"feed_forward_length", &cfg.FFN, false}, {"attention.head_count", &cfg.Heads, false},
+		{"attention.head_count_kv", &cfg.KVHeads, true},
+	}
+	for _, k := range ints {
+		v, err := f.Int(p + k.key)
+		if k.opt && errors.Is(err, gguf.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return cfg, err
+		}
+		if v < 1 || v > 1<<30 {
+			return cfg, fmt.Errorf("%w: %s%s = %d", ErrConfig, p, k.key, v)
+		}
+		*k.dst = int(v)
+	}
+	cfg.Eps, cfg.RopeBase = 1e-5, 10000
+	for _, k := range []struct {
+		key string
+		dst *float32
+	}{{"attention.layer_norm_rms_epsilon", &cfg.Eps}, {"rope.freq_base", &cfg.RopeBase}} {
+		v, err := f.Float(p + k.key)
+		if errors.Is(err, gguf.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return cfg, err
+		}
+		*k.dst = float32(v)
+	}
+	if cfg.Heads > 0 && cfg.Dim%cfg.Heads == 0 {
+		hd := int64(cfg.HeadDim())
+		for _, k := range []string{"rope.dimension_count", "attention.key_length", "attention.value_length"} {
+			if v, err := f.Int(p + k); err == nil && v != hd {
+				return cfg, fmt.Errorf("%w: %s%s = %d, gogml needs the head size %d", ErrUnsupportedModel, p, k, v, hd)
+			}
+		}
+	}
+	if s, err := f.String(p + "rope.scaling.type"); err == nil && s != "none" {
+		if fac, err := f.Float(p + "rope.scaling.factor"); s != "linear" || err != nil || fac != 1 {
+			return cfg, fmt.Errorf("%w: RoPE scaling %q", ErrUnsupportedModel, s)
+		}
+	}
+	emb, ok := f.Tensor("token_embd.weight")
+	if !ok {
+		return cfg, fmt.Errorf("llama: tensor token_embd.weight: %w", gguf.ErrNotFound)
+	}
+	if emb.NDims != 2 || emb.Ne[1] < 1 || emb.Ne[1] > math.MaxInt32 {
+		return cfg, fmt.Errorf("%w: token_embd.weight has shape %v", ErrConfig, emb.Shape())
+	}
+	cfg.Vocab = int(emb.Ne[1])
+	cfg.WeightType = emb.Type
+	if q, ok := f.Tensor("blk.0.attn_q.weight"); ok {
+		cfg.WeightType = q.Type
+	}
+	cfg.Seed = 0
+	vcfg := cfg
+	vcfg.WeightType = runtime.TypeF32
+	return cfg, vcfg.Validate()
+}
+
+// LoadOptions configure LoadGGUF.
+type LoadOptions struct {
+	Options
+	// Ctx is the KV cache length; 0 means the file's context length
+	// capped at 4096.
+	Ctx int
+	// Copy places the weights in buffers of the buffer type even on the
+	// CPU, instead of using the file's mapping in place.
+	Copy bool
+	// Progress, if not nil, is called as weights are uploaded (not when
+	// the mapping is used in place) with the bytes done and in all.
+	Progress func(done, total uint64)
+}
+
+// uploadChunk is the most bytes one SetTensorData call uploads.
+const uploadChunk = 16 << 20
+
+// LoadGGUF maps a llama-family GGUF file and places its weights on
+// o.Backend. On the CPU (a host buffer type without a size limit, and
+// unless o.Copy), the weights are a read-only host buffer over the
+// mapping itself: nothing is copied and pages are read on first use, so a
+// file larger than RAM loads; the model then owns the mapping until Close.
+// Elsewhere the tensors are placed with gallocr.AllocCtxTensors (split by
+// the buffer type's max size) and uploaded from the mapping in file
+// order, and the mapping is closed before LoadGGUF returns.
+func LoadGGUF(path string, o LoadOptions) (*Model, error) {
+	mf, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newFromMapped(mf, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// newFromMapped places mf's model; it owns mf from the call on.
+func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
+	owned := true // mf is still ours to close
+	defer func() {
+		if owned {
+			mf.Close()
+		}
+	}()
+	cfg, err := ConfigFromGGUF(mf.File)
+	if err != nil {
+		return nil, err
+	}
+	if o.Ctx > 0 {
+		cfg.Ctx = o.Ctx
+	} else {
+		cfg.Ctx = min(cfg.Ctx, 4096)
+	}
+	bt, err := o.bufferType()
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
+	err = m.initWith(func() error {
+		ctx, infos, err := m.ggufTensors(mf.File)
+		if err != nil {
+			return err
+		}
+		// In place needs the file's tensors aligned as the CPU buffers'
+		// are (GGUF's default 32); a smaller general.alignment is copied.
+		inPlace := !o.Copy && bt.IsHost() && bt.MaxSize() == runtime.NoMaxSize && mf.Alignment >= cpu.DefaultAlignment
+		if inPlace {
+			buf, err := cpu.BufferFromHostMemory(mf.Bytes(), cpu.DefaultAlignment, true, mf.Close)
+			if err != nil {
+				return err
+			}
+			if o.Backend.SupportsBufferType(buf.Type()) {
+				owned = false // the buffer closes the mapping when freed
+				m.wbuf = buf
+				buf.SetUsage(runtime.UsageWeights)
+				for i, t := range ctx.Tensors() {
+					if err := runtime.TensorAlloc(buf, t, mf.DataOffset+infos[i].Offset); err != nil {
+						return fmt.Errorf("llama: place weight %q in the mapping: %w", t.Name, err)
+					}
+					m.stats.WeightsBytes += t.NBytes()
+				}
+				m.stats.WeightsBuffers = 1
+				return nil
+			}
+		}
+		return m.uploadGGUF(ctx, infos, mf, o.Progress)
+	})
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// uploadGGUF places ctx's tensors in buffers of m.bt and copies each from
+// the mapping, in file order, in chunks of at most uploadChunk bytes.
+func (m *Model) uploadGGUF(ctx *runtime.Context, infos []gguf.TensorInfo, mf *gguf.Mapped, progress func(done, total uint64)) error {
+	if err := m.allocWeights(ctx); err != nil {
+		return err
+	}
+	_ = mf.Advise(unix.MADV_SEQUENTIAL) // a hint; the upload works without it
+	var total, done uint64
+	for _, t := range ctx.Tensors() {
+		total += t.NBytes()
+	}
+	for i, t := range ctx.Tensors() {
+		data, err := mf.TensorData(infos[i])
+		if err != nil {
+			return err
+		}
+		for off := uint64(0); off < uint64(len(data)); off += uploadChunk {
+			end := min(off+uploadChunk, uint64(len(data)))
+			if err := runtime.SetTensorData(t, data[off:end], off); err != nil {
+				return fmt.Errorf("llama: upload weight %q: %w", t.Name, err)
+			}
+			done += end - off
+			if progress != nil {
+				progress(done, total)
+			}
+		}
+	}
+	return nil
+}
+
+// ggufTensors makes the model's weight tensors, with the file's types, in
+// a new context and binds them to m's layers; infos[i] is the file's info
+// of ctx.Tensors()[i]. Every tensor's shape is checked, every weight type
+// must be one SupportedWeightType knows (norms f32), and a tensor the
+// decoder would not use is an error (it means a feature gogml lacks).
+func (m *Model) ggufTensors(f *gguf.File) (*runtime.Context, []gguf.TensorInfo, error) {
+	cfg := m.cfg
+	d, ff, dkv, V := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim()), int64(cfg.Vocab)
+	ctx := runtime.NewContext()
+	var infos []gguf.TensorInfo
+	used := map[string]bool{}
+	var errs []error
+	get := func(name string, norm bool, ne ...int64) *runtime.Tensor {
+		ti, ok := f.Tensor(name)
+		if !ok {
+			errs = append(errs, fmt.Errorf("llama: tensor %s: %w", name, gguf.ErrNotFound))
+			return nil
+		}
+		used[name] = true
+		want := [gguf.MaxDims]int64{1, 1, 1, 1}
+		copy(want[:], ne)
+		if ti.Ne != want {
+			errs = append(errs, fmt.Errorf("%w: tensor %s has shape %v, want %v", ErrConfig, name, ti.Shape(), ne))
+			return nil
+		}
+		if (norm && ti.Type != runtime.TypeF32) || !SupportedWeightType(ti.Type) {
+			errs = append(errs, fmt.Errorf("%w: tensor %s is %s (gogml runs f32 norms and f32, f16, bf16, q4_0, q8_0 matrices)", ErrUnsupportedModel, name, ti.Type))
+			return nil
+		}
+		t := ctx.NewTensor(ti.Type, ne...)
+		if t != nil {
+			t.Name = name
+			infos = append(infos, ti)
+		}
+		return t
+	}
+	m.tokEmb = get("token_embd.weight", false, d, V)
+	m.layers = m.layers[:0]
+	for l := 0; l < cfg.Layers; l++ {
+		b := fmt.Sprintf("blk.%d.", l)
+		m.layers = append(m.layers, layer{
+			attnNorm: get(b+"attn_norm.weight", true, d),
+			wq:       get(b+"attn_q.weight", false, d, d),
+			wk:       get(b+"attn_k.weight", false, d, dkv),
+			wv:       get(b+"attn_v.weight", false, d, dkv),
+			wo:       get(b+"attn_output.weight", false, d, d),
+			ffnNorm:  get(b+"ffn_norm.weight", true, d),
+			w1:       get(b+"ffn_gate.weight", false, d, ff),
+			w3:       get(b+"ffn_up.weight", false, d, ff),
+			w2:       get(b+"ffn_down.weight", false, ff, d),
+		})
+	}
+	m.outNorm = get("output_norm.weight", true, d)
+	if _, ok := f.Tensor("output.weight"); ok {
+		m.output = get("output.weight", false, d, V)
+	} else {
+		m.output = m.tokEmb // tied embeddings
+	}
+	for _, ti := range f.Tensors {
+		if !used[ti.Name] {
+			errs = append(errs, fmt.Errorf("%w: tensor %s is not used by gogml's llama decoder (a feature it lacks)", ErrUnsupportedModel, ti.Name))
+			break
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("llama: weights: %w", err)
+	}
+	return ctx, infos, nil
+}
+
+// CheckGGUF reports whether this decoder can run the file, without placing
+// anything: the hyperparameters (ConfigFromGGUF) and every tensor's
+// presence, shape and type.
+func CheckGGUF(f *gguf.File) (Config, error) {
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		return cfg, err
+	}
+	m := &Model{cfg: cfg}
+	_, _, err = m.ggufTensors(f)
+	return cfg, err
+}

@@ -1,0 +1,207 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gogml/gogml/backends/cpu"
+	"github.com/gogml/gogml/gguf"
+	"github.com/gogml/gogml/runtime"
+)
+
+func writeDemo(t *testing.T, w *Weights, typ runtime.Type) string {
+	t.Helper()
+	gw, err := NewGGUFWriter(w, typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "demo-"+typ.String()+".gguf")
+	if err := gw.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func evalAll(t *testing.T, m *Model, prompt []int32) []float32 {
+	t.Helper()
+	got, err := m.Eval(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := m.Eval([]int32{int32(Argmax(got[len(got)-m.cfg.Vocab:]))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(got, next...)
+}
+
+// TestGGUFRoundTrip writes the built-in weights as a GGUF file and runs it:
+// in place over the mapping and copied into CPU buffers, the logits equal
+// those of the same weights placed by New, bit for bit (f32 and q8_0
+// quantize the same way); f16 and bf16 stay close to f32.
+func TestGGUFRoundTrip(t *testing.T) {
+	prompt := []int32{1, 5, 9, 3}
+	for _, tc := range []struct {
+		name string
+		typ  runtime.Type
+		cfg  func(*Config)
+		tol  float64 // 0: bit-exact against New
+	}{
+		{"f32", runtime.TypeF32, func(*Config) {}, 0},
+		{"q8_0", runtime.TypeQ8_0, func(*Config) {}, 0},
+		{"f32-gqa", runtime.TypeF32, func(c *Config) { c.KVHeads = 2 }, 0},
+		{"f16", runtime.TypeF16, func(*Config) {}, 2e-2},
+		{"bf16", runtime.TypeBF16, func(*Config) {}, 2e-1},
+		{"q4_0", runtime.TypeQ4_0, func(*Config) {}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			tc.cfg(&cfg)
+			if tc.tol == 0 {
+				cfg.WeightType = tc.typ
+			}
+			w := GenerateWeights(cfg)
+			path := writeDemo(t, w, tc.typ)
+			want := evalAll(t, newModel(t, w, 2, Options{}), prompt)
+			for _, copyWeights := range []bool{false, true} {
+				var calls int
+				var last, total uint64
+				be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+				defer be.Close()
+				m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Copy: copyWeights,
+					Progress: func(d, n uint64) { calls++; last, total = d, n }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Config().Vocab != cfg.Vocab || m.Config().NKVHeads() != cfg.NKVHeads() || m.Config().Ctx != cfg.Ctx {
+					t.Errorf("config %+v, want %+v", m.Config(), cfg)
+				}
+				bufName := m.wbuf.Type().Name()
+				if copyWeights != (bufName != "CPU_Mapped") {
+					t.Errorf("copy=%v: weights in %s", copyWeights, bufName)
+				}
+				if copyWeights && (calls == 0 || last != total) {
+					t.Errorf("progress: %d calls, last %d of %d", calls, last, total)
+				}
+				got := evalAll(t, m, prompt)
+				if err := m.Close(); err != nil {
+					t.Fatal(err)
+				}
+				var maxd float64
+				for i := range want {
+					maxd = math.Max(maxd, math.Abs(float64(got[i]-want[i])))
+				}
+				switch {
+				case tc.tol == 0 && maxd != 0:
+					t.Errorf("copy=%v: logits differ from New's by %g", copyWeights, maxd)
+				case tc.tol > 0 && (maxd > tc.tol || math.IsNaN(maxd)):
+					t.Errorf("copy=%v: logits differ from f32 by %g > %g", copyWeights, maxd, tc.tol)
+				}
+				t.Logf("copy=%v: max abs diff %.3g", copyWeights, maxd)
+			}
+		})
+	}
+}
+
+// TestGGUFErrors: files gogml cannot run get errors naming why.
+func TestGGUFErrors(t *testing.T) {
+	cfg := testConfig()
+	w := GenerateWeights(cfg)
+	tiny := func(edit func(gw *gguf.Writer)) string {
+		gw, err := NewGGUFWriter(w, runtime.TypeF32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(gw)
+		path := filepath.Join(t.TempDir(), "x.gguf")
+		if err := gw.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
+	defer be.Close()
+	for _, tc := range []struct {
+		name string
+		path string
+		want error
+		msg  string
+	}{
+		{"arch", tiny(func(gw *gguf.Writer) { gw.Set("general.architecture", gguf.Of("gpt2")) }), ErrUnsupportedModel, `architecture "gpt2"`},
+		{"extra tensor", tiny(func(gw *gguf.Writer) {
+			gw.AddTensor("blk.0.attn_q.bias", runtime.TypeF32, []int64{int64(cfg.Dim)}, make([]byte, 4*cfg.Dim))
+		}), ErrUnsupportedModel, "attn_q.bias is not used"},
+		{"rope scaling", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.scaling.type", gguf.Of("yarn")) }), ErrUnsupportedModel, "RoPE scaling"},
+		{"rope dims", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.dimension_count", gguf.Of(uint32(4))) }), ErrUnsupportedModel, "rope.dimension_count"},
+		{"heads type", tiny(func(gw *gguf.Writer) { gw.Set("llama.attention.head_count", gguf.Of("four")) }), gguf.ErrValue, "head_count"},
+		{"kv heads", tiny(func(gw *gguf.Writer) { gw.Set("llama.attention.head_count_kv", gguf.Of(uint32(3))) }), ErrConfig, "kv heads"},
+		{"no file", filepath.Join(t.TempDir(), "missing.gguf"), os.ErrNotExist, "missing.gguf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := LoadGGUF(tc.path, LoadOptions{Options: Options{Backend: be}})
+			if err == nil {
+				m.Close()
+				t.Fatal("loaded")
+			}
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("error %q, want %v containing %q", err, tc.want, tc.msg)
+			}
+		})
+	}
+}
+
+// TestGGUFSmallAlignment: a file with general.alignment 8 (legal GGUF)
+// is copied into CPU buffers instead of used in place, with the same
+// logits.
+func TestGGUFSmallAlignment(t *testing.T) {
+	cfg := testConfig()
+	cfg.WeightType = runtime.TypeQ8_0
+	w := GenerateWeights(cfg)
+	src, err := gguf.Open(writeDemo(t, w, runtime.TypeQ8_0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	gw := gguf.NewWriter()
+	if err := gw.Set(gguf.KeyAlignment, gguf.Of(uint32(8))); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range src.KV {
+		if err := gw.Set(kv.Key, kv.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ti := range src.Tensors {
+		d, err := src.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.AddTensor(ti.Name, ti.Type, ti.Shape(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "align8.gguf")
+	if err := gw.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if name := m.wbuf.Type().Name(); name == "CPU_Mapped" {
+		t.Errorf("alignment 8: weights used in place")
+	}
+	prompt := []int32{1, 5, 9}
+	want := evalAll(t, newModel(t, w, 2, Options{}), prompt)
+	if got := evalAll(t, m, prompt); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Error("logits differ from New's")
+	}
+}

@@ -1,0 +1,278 @@
+package llama
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gogml/gogml/backends/cpu"
+	"github.com/gogml/gogml/runtime"
+)
+
+// The llama.cpp peer: testdata/llamalogits.c, built at test time against
+// Debian's libllama (llama.cpp 0.7.0) in the sysroot GOGML_PEER_ROOT
+// (default /tmp/peertest/root) and run under its loader, decodes the same
+// ids on the same GGUF file. Without the sysroot or gcc the test skips.
+
+type peerRun struct {
+	rows [][]float32 // prompt logits
+	gen  []int32
+}
+
+func llamaPeer(t *testing.T) func(model string, fa bool, kv string, ngen int, prompt []int32) peerRun {
+	t.Helper()
+	if raceEnabled || testing.Short() {
+		t.Skip("SKIP: llama.cpp comparison not run under -race or -short")
+	}
+	root := os.Getenv("GOGML_PEER_ROOT")
+	if root == "" {
+		root = "/tmp/peertest/root"
+	}
+	libs := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
+	loader := filepath.Join(libs, "ld-linux-x86-64.so.2")
+	for _, p := range []string{loader, filepath.Join(libs, "libllama.so"), filepath.Join(root, "usr/include/llama.h")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("SKIP: llama.cpp peer sysroot not found (%s missing; set GOGML_PEER_ROOT): llama.cpp comparison not run", p)
+		}
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("SKIP: no gcc: llama.cpp comparison not run")
+	}
+	bin := filepath.Join(t.TempDir(), "llamalogits")
+	if out, err := exec.Command("gcc", "-o", bin, "testdata/llamalogits.c", "-I"+filepath.Join(root, "usr/include"),
+		"-L"+libs, "-lllama", "-lggml", "-lggml-base", "-Wl,--allow-shlib-undefined").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return func(model string, fa bool, kv string, ngen int, prompt []int32) peerRun {
+		args := []string{"--library-path", libs + ":" + filepath.Join(libs, "llama"), bin, model, map[bool]string{false: "0", true: "1"}[fa], kv, strconv.Itoa(ngen)}
+		for _, id := range prompt {
+			args = append(args, strconv.Itoa(int(id)))
+		}
+		cmd := exec.Command(loader, args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("llama.cpp on %s: %v\n%s", model, err, stderr.String())
+		}
+		var r peerRun
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 0 {
+				continue
+			}
+			switch f[0] {
+			case "logits":
+				row := make([]float32, len(f)-1)
+				for i, s := range f[1:] {
+					v, err := strconv.ParseFloat(s, 32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					row[i] = float32(v)
+				}
+				r.rows = append(r.rows, row)
+			case "generated":
+				for _, s := range f[1:] {
+					v, _ := strconv.Atoi(s)
+					r.gen = append(r.gen, int32(v))
+				}
+			}
+		}
+		return r
+	}
+}
+
+// nmse is Σ(a-b)² / Σb².
+func nmse(a, b []float32) float64 {
+	var num, den float64
+	for i := range b {
+		d := float64(a[i]) - float64(b[i])
+		num += d * d
+		den += float64(b[i]) * float64(b[i])
+	}
+	return num / den
+}
+
+// TestLlamaCppLogits runs write-demo files in several types through
+// gogml and llama.cpp: the prompt's logits at every position agree to
+// NMSE <= 1e-6 against llama.cpp with an f32 KV cache and no flash
+// attention, and the 32 greedy tokens are the same. llama.cpp's own
+// spread between its settings (flash attention and an f16 cache) is
+// logged beside it.
+func TestLlamaCppLogits(t *testing.T) {
+	peer := llamaPeer(t)
+	prompt := []int32{1, 7, 42, 3, 100, 9}
+	const ngen = 32
+	for _, tc := range []struct {
+		name   string
+		typ    runtime.Type
+		kvh    int
+		maxErr float64 // NMSE bound
+		spread bool    // also run llama.cpp with flash attention and an f16 cache
+	}{
+		{"f32", runtime.TypeF32, 0, 1e-6, true}, {"f16", runtime.TypeF16, 0, 1e-6, false},
+		// llama.cpp rounds the activations to bf16 for bf16 matrices;
+		// gogml multiplies them in f32.
+		{"bf16", runtime.TypeBF16, 0, 1e-4, false},
+		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, false}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true},
+		{"f32-gqa", runtime.TypeF32, 2, 1e-6, false}, {"f16-mqa", runtime.TypeF16, 1, 1e-6, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.KVHeads = tc.kvh
+			path := writeDemo(t, GenerateWeights(cfg), tc.typ)
+			be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+			defer be.Close()
+			m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			logits, err := m.Eval(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			V := cfg.Vocab
+			var gen []int32
+			next := int32(Argmax(logits[len(logits)-V:]))
+			for len(gen) < ngen {
+				gen = append(gen, next)
+				if len(gen) == ngen {
+					break
+				}
+				row, err := m.Eval([]int32{next})
+				if err != nil {
+					t.Fatal(err)
+				}
+				next = int32(Argmax(row))
+			}
+			ref := peer(path, false, "f32", ngen, prompt)
+			if len(ref.rows) != len(prompt) || len(ref.rows[0]) != V {
+				t.Fatalf("llama.cpp printed %d rows", len(ref.rows))
+			}
+			var worst float64
+			for p := range prompt {
+				worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
+			}
+			t.Logf("prompt logits NMSE vs llama.cpp (f32 KV cache, no flash attention): %.3g", worst)
+			if tc.spread {
+				alt := peer(path, true, "f16", ngen, prompt)
+				var spread float64
+				for p := range prompt {
+					spread = math.Max(spread, nmse(alt.rows[p], ref.rows[p]))
+				}
+				t.Logf("llama.cpp's own spread (flash attention + f16 cache vs the above): NMSE %.3g, greedy tokens same: %v",
+					spread, fmt.Sprint(alt.gen) == fmt.Sprint(ref.gen))
+			}
+			if worst > tc.maxErr || math.IsNaN(worst) {
+				t.Errorf("prompt logits NMSE %.3g > %g", worst, tc.maxErr)
+			}
+			if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
+				t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+			}
+		})
+	}
+}
+
+// pyLlama writes a llama file with gguf-py's GGUFWriter, in shapes our
+// writer does not make: tied output (no output.weight), one kv head,
+// RoPE base 5e5, eps 1e-6, 64-byte alignment, an SPM vocabulary with all
+// 256 byte tokens, f16 matrices. argv: PATH SEED.
+const pyLlama = `
+import sys, numpy as np
+from gguf import GGUFWriter, TokenType
+path, seed = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(seed)
+V, D, H, KV, L, F, CTX = 259, 64, 4, 1, 2, 160, 128
+hd = D // H
+w = GGUFWriter(path, 'llama')
+w.add_custom_alignment(64)
+w.add_context_length(CTX); w.add_embedding_length(D); w.add_block_count(L); w.add_feed_forward_length(F)
+w.add_head_count(H); w.add_head_count_kv(KV); w.add_rope_dimension_count(hd)
+w.add_rope_freq_base(500000.0); w.add_layer_norm_rms_eps(1e-6)
+toks = ['<unk>', '<s>', '</s>'] + ['<0x%02X>' % b for b in range(256)]
+types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
+w.add_tokenizer_model('llama'); w.add_token_list(toks); w.add_token_scores([0.0] * V); w.add_token_types(types)
+w.add_bos_token_id(1); w.add_eos_token_id(2)
+def mat(out, inp):  # numpy shape (out, in) is GGUF ne {in, out}
+    return (rng.uniform(-1, 1, (out, inp)) * np.sqrt(3 / inp)).astype(np.float16)
+def norm():
+    return (1 + 0.1 * rng.uniform(-1, 1, D)).astype(np.float32)
+w.add_tensor('token_embd.weight', rng.uniform(-1, 1, (V, D)).astype(np.float16))
+for l in range(L):
+    b = 'blk.%d.' % l
+    w.add_tensor(b + 'attn_norm.weight', norm())
+    w.add_tensor(b + 'attn_q.weight', mat(D, D)); w.add_tensor(b + 'attn_k.weight', mat(KV * hd, D))
+    w.add_tensor(b + 'attn_v.weight', mat(KV * hd, D)); w.add_tensor(b + 'attn_output.weight', mat(D, D))
+    w.add_tensor(b + 'ffn_norm.weight', norm())
+    w.add_tensor(b + 'ffn_gate.weight', mat(F, D)); w.add_tensor(b + 'ffn_up.weight', mat(F, D)); w.add_tensor(b + 'ffn_down.weight', mat(D, F))
+w.add_tensor('output_norm.weight', norm())
+w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+`
+
+// TestPeerWrittenLlama: a llama file written by python3-gguf (MQA, tied
+// output, another RoPE base and eps, alignment 64) runs in gogml with
+// llama.cpp's logits and greedy tokens. Needs both peers.
+func TestPeerWrittenLlama(t *testing.T) {
+	peer := llamaPeer(t)
+	dir := os.Getenv("GOGML_GGUF_PEER")
+	if dir == "" {
+		dir = "/tmp/gogml-gguf-peer/root/usr/lib/python3/dist-packages"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gguf", "gguf_writer.py")); err != nil {
+		t.Skipf("SKIP: python3-gguf not found in %s (run scripts/gguf-peer.sh, or set GOGML_GGUF_PEER): not run", dir)
+	}
+	path := filepath.Join(t.TempDir(), "py-llama.gguf")
+	cmd := exec.Command("/usr/bin/python3", "-c", pyLlama, path, "5")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("SKIP: python3-gguf could not write the file (%v): %s", err, out)
+	}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Ctx: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := m.Config()
+	if cfg.NKVHeads() != 1 || cfg.RopeBase != 500000 || cfg.Eps != 1e-6 || m.output != m.tokEmb {
+		t.Fatalf("config %+v (tied output %v)", cfg, m.output == m.tokEmb)
+	}
+	prompt := []int32{1, 75, 107, 111, 3, 258}
+	const ngen = 16
+	logits, err := m.Eval(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := cfg.Vocab
+	gen := []int32{int32(Argmax(logits[len(logits)-V:]))}
+	for len(gen) < ngen {
+		row, err := m.Eval(gen[len(gen)-1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen = append(gen, int32(Argmax(row)))
+	}
+	ref := peer(path, false, "f32", ngen, prompt)
+	var worst float64
+	for p := range prompt {
+		worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
+	}
+	t.Logf("prompt logits NMSE vs llama.cpp: %.3g", worst)
+	if worst > 1e-6 || math.IsNaN(worst) {
+		t.Errorf("prompt logits NMSE %.3g > 1e-6", worst)
+	}
+	if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
+		t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+	}
+}
