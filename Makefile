@@ -26,10 +26,13 @@ vet:
 
 # Every package's tests (fuzz targets run their seed corpora), again under
 # the race detector, then the OpenGL backend on Mesa's llvmpipe.
-test: build vet test-go test-race test-opengl test-ggml
+test: build vet ggml-peer test-go test-race test-opengl test-ggml
 
+# The tests that compare with real ggml/llama.cpp (GGUF readers, logits,
+# tokens) find its sysroot in GOGML_PEER_ROOT; when the pinned peer is gone
+# it is empty and they skip, saying so.
 test-go:
-	$(GO) test -count=1 ./...
+	GOGML_PEER_ROOT=$$(bash scripts/ggml-peer.sh path 2>/dev/null) $(GO) test -count=1 ./...
 
 test-race:
 	$(GO) test -count=1 -race ./...
@@ -140,7 +143,7 @@ ggml-conformance: ggml-peer
 # --- gguf ---
 # make gguf-peer: fetch Debian's python3-gguf (llama.cpp 0.7.0's gguf-py)
 # and run the gguf tests against it and, where GOGML_PEER_ROOT (default
-# /tmp/peertest/root) holds Debian's ggml 0.27.0, against ggml's own reader.
+# the ggml peer's sysroot) holds Debian's ggml 0.27.0, against ggml's own reader.
 # Without the peers those tests skip, saying so.
 .PHONY: gguf-peer
 GGUF_PEER_DIR ?= /tmp/gogml-gguf-peer
