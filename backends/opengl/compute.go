@@ -38,8 +38,12 @@ func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
 		return nil, fmt.Errorf("opengl: tensor %s: %w", t, runtime.ErrNotAllocated)
 	}
 	gb, ok := t.Buffer.(*buffer)
-	if !ok || gb.bt.dev != b.dev {
-		return nil, fmt.Errorf("opengl: tensor %s is in a %s buffer, not %s: %w", t, t.Buffer.Type().Name(), b.bt.name, runtime.ErrUnsupported)
+	if !ok {
+		return nil, fmt.Errorf("opengl: tensor %s is in a %s buffer, not one of this backend's %s buffers: %w", t, t.Buffer.Type().Name(), b.bt.name, runtime.ErrUnsupported)
+	}
+	if gb.bt.dev != b.dev {
+		return nil, fmt.Errorf("opengl: tensor %s is in a buffer of another OpenGL backend (%s, a context of its own%s), not of this %s backend: a GL buffer belongs to the backend that allocated it: %w",
+			t, gb.bt.name, gb.bt.dev.state(), b.bt.name, runtime.ErrUnsupported)
 	}
 	if err := gb.live(); err != nil {
 		return nil, err

@@ -34,6 +34,11 @@ func (b *Backend) Info() Info { return Info{} }
 // DefaultBufferType returns nil: there is no device.
 func (b *Backend) DefaultBufferType() runtime.BufferType { return nil }
 
+// BufferTypeWithMaxSize fails with ErrNotCompiled.
+func (b *Backend) BufferTypeWithMaxSize(uint64) (runtime.BufferType, error) {
+	return nil, ErrNotCompiled
+}
+
 // SupportsOp reports false.
 func (b *Backend) SupportsOp(*runtime.Tensor) bool { return false }
 
