@@ -94,6 +94,20 @@ func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
 	return ok && gbt.dev == b.dev
 }
 
+// Finish waits until the device has executed every command issued so far
+// (a fence wait on the GL thread). In UploadMapped mode it returns at once:
+// transfers are memcpys into coherent mappings, and clears and device
+// copies already end with a fence wait of their own.
+func (b *Backend) Finish() error {
+	if b.bt.mode == UploadMapped {
+		if b.dev.dead.Load() {
+			return ErrClosed
+		}
+		return nil
+	}
+	return b.dev.call(b.dev.finish)
+}
+
 // Close releases the context and its thread. Buffers of this backend
 // become unusable (their operations return ErrClosed).
 func (b *Backend) Close() error { return b.dev.close() }

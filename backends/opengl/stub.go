@@ -48,6 +48,9 @@ func (b *Backend) SupportsBufferType(runtime.BufferType) bool { return false }
 // Compute fails with ErrNotCompiled.
 func (b *Backend) Compute(*runtime.Graph) error { return ErrNotCompiled }
 
+// Finish fails with ErrNotCompiled.
+func (b *Backend) Finish() error { return ErrNotCompiled }
+
 // Close does nothing.
 func (b *Backend) Close() error { return nil }
 

@@ -10,23 +10,10 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/gogml/gogml/backends/cuda"
-	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/membench"
+	"github.com/gogml/gogml/membench/providers"
 	"github.com/gogml/gogml/runtime"
 )
-
-// membenchProviders lists the backends whose buffer types membench
-// measures, the host first (it is the reference every other type copies
-// with). A backend adds its membench.Provider here; a provider whose device
-// is absent returns an error wrapping runtime.ErrUnsupported and is skipped.
-func membenchProviders() []membench.Provider {
-	return []membench.Provider{
-		membench.CPUProvider(),
-		cuda.MembenchProvider(),
-		opengl.MembenchProvider(),
-	}
-}
 
 // runMembench is `gogml membench`: it measures every available buffer type
 // and prints a table, optionally writing every sample as JSON and a plot.
@@ -88,7 +75,7 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 		cfg.Progress = stderr
 	}
 
-	targets, closeAll, skipped, err := membench.NewRegistry(membenchProviders()...).Open()
+	targets, closeAll, skipped, err := membench.NewRegistry(providers.All()...).Open()
 	for _, s := range skipped {
 		if errors.Is(s, runtime.ErrUnsupported) {
 			fmt.Fprintf(stderr, "membench: skipping %v\n", s)
