@@ -75,12 +75,20 @@ func formatErr(format string, args ...any) error {
 // outside their base or of a view, cycles, ids out of range — is an error
 // that names the tensor or field; nothing panics.
 func ReadGraphFile(r io.Reader) (*GraphFile, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxGraphFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read graph file: %w", err)
 	}
+	if len(data) > MaxGraphFileSize {
+		return nil, formatErr("graph file larger than %d bytes", MaxGraphFileSize)
+	}
 	return ParseGraphFile(data)
 }
+
+// MaxGraphFileSize is the most bytes ReadGraphFile reads (some 300,000
+// tensors), so that a device or a pipe without end is an error, not an
+// unbounded allocation.
+const MaxGraphFileSize = 64 << 20
 
 // ParseGraphFile is ReadGraphFile over bytes.
 func ParseGraphFile(data []byte) (*GraphFile, error) {
