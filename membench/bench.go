@@ -68,8 +68,8 @@ const (
 	DefaultMaxSize     uint64 = 64 << 20
 	DefaultReps               = 5
 	DefaultWarmup             = 1
-	DefaultSampleBytes uint64 = 16 << 20
-	DefaultMaxIters           = 256
+	DefaultSampleBytes uint64 = 4 << 20
+	DefaultMaxIters           = 64
 )
 
 // Config says what Run measures.
@@ -82,7 +82,7 @@ type Config struct {
 	// the untimed runs before them (default 1; negative means none).
 	Reps, Warmup int
 	// SampleBytes makes one sample repeat a small operation until it has
-	// moved this many bytes, at most MaxIters times (defaults 16 MiB, 256).
+	// moved this many bytes, at most MaxIters times (defaults 4 MiB, 64).
 	SampleBytes uint64
 	MaxIters    int
 	// Ops restricts the operations measured (names as the Op constants;

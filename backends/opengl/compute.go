@@ -31,6 +31,20 @@ type step struct {
 	status  bool
 }
 
+// variant is the program cache key (kernel name and defines) and the
+// defines.
+func (l *launch) variant() (string, []string) {
+	defs := l.defines
+	if l.dense {
+		defs = append([]string{"DENSE"}, defs...)
+	}
+	key := l.kernel
+	for _, d := range defs {
+		key += "+" + d
+	}
+	return key, defs
+}
+
 // glBuffer returns the GL buffer of tensor t, checking that it belongs to
 // this device and that t's bytes lie inside it.
 func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {

@@ -29,7 +29,7 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 	maxS := fs.String("max", "", "largest size (default: 64M, or the smallest max buffer size of the types if lower)")
 	reps := fs.Int("reps", membench.DefaultReps, "timed repetitions per figure")
 	warmup := fs.Int("warmup", membench.DefaultWarmup, "untimed warm-up runs per figure (0 for none)")
-	sample := fs.String("sample", "16M", "bytes one sample moves at least, repeating small operations")
+	sample := fs.String("sample", "4M", "bytes one sample moves at least, repeating small operations")
 	types := fs.String("types", "", "comma-separated buffer types to measure (default: all available)")
 	ops := fs.String("ops", "", "comma-separated operations: alloc_free,first_touch,clear,set,get,set_pinned,get_pinned,copy,copy_to,copy_from (default: all)")
 	jsonPath := fs.String("json", "", "write every sample as JSON to this file")
