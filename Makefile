@@ -4,18 +4,31 @@ SHARED  ?= ../shared
 PROMPT  ?= 1,2,3,4,5,6,7,8
 NTOK    ?= 24
 
-.PHONY: help build vet test test-go test-race test-opengl run bench fuzz clean
+.PHONY: help build vet staticcheck test test-go test-race test-opengl run bench fuzz clean
 
 help:
-	@echo "make run       run the main job: plan a llama-style graph (ggml vs optimized vs lower bound), then the small decoder on the CPU backend"
-	@echo "make test      install what the tests need (apt, as root) and run every test"
-	@echo "make bench     benchmarks: allocator ns/node, CPU kernels (GFLOP/s, GB/s), decoder tokens/s"
-	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
-	@echo "make ptx       regenerate the CUDA PTX from internal/kernels/cuda/*.cu (needs nvcc; see the cuda block)"
-	@echo "make gpu-check build the NVIDIA device check (test + bench binaries and a runner script)"
+	@echo "make run          run the main job: plan a llama-style graph (ggml vs optimized vs lower bound), then the small decoder on the CPU backend"
+	@echo "make test         build, vet, staticcheck, then every test, again under -race, then OpenGL on Mesa, then ggml's CI subset"
+	@echo "                  (installs Mesa as root; SKIP_GL=1 skips the OpenGL tests)"
+	@echo "make build        build every package with CGO_ENABLED=0"
+	@echo "make vet          go vet and gofmt"
+	@echo "make staticcheck  staticcheck (pinned in go.mod as a tool), default build and -tags opengl,egl"
+	@echo "make test-go      every package's tests"
+	@echo "make test-race    every package's tests under the race detector"
+	@echo "make test-opengl  the OpenGL backend's tests on Mesa llvmpipe (installs Mesa as root)"
+	@echo "make bench        benchmarks: allocator ns/node, CPU kernels (GFLOP/s, GB/s), decoder tokens/s"
+	@echo "make bench-opengl OpenGL transfer and kernel benchmarks with ratios to the CPU backend"
+	@echo "make run-opengl   the decoder on the OpenGL backend"
+	@echo "make fuzz         run each fuzz target for FUZZTIME (default 30s)"
+	@echo "make ptx          regenerate the CUDA PTX from internal/kernels/cuda/*.cu (needs nvcc; see the cuda block)"
+	@echo "make gpu-check    build the NVIDIA device check (test + bench binaries and a runner script)"
 	@echo "make device-check  build device-check-out/: the CUDA and OpenGL device checks for one run (scripts/gpu-check/README)"
-	@echo "make test-ggml ggml 0.27.0's test-backend-ops against gogml rpc-server (CI subset; fetches the Debian peer)"
+	@echo "make test-ggml    ggml 0.27.0's test-backend-ops against gogml rpc-server (CI subset; fetches the Debian peer)"
+	@echo "make test-ggml-full  every op of test-backend-ops against gogml rpc-server (long)"
 	@echo "make ggml-conformance  regenerate docs/ggml-conformance.md (every op, CPU and OpenGL; long)"
+	@echo "make gguf-peer    the GGUF tests against Debian's python3-gguf"
+	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
+	@echo "make clean        remove build outputs"
 
 build:
 	CGO_ENABLED=0 $(GO) build ./...
@@ -26,7 +39,16 @@ vet:
 
 # Every package's tests (fuzz targets run their seed corpora), again under
 # the race detector, then the OpenGL backend on Mesa's llvmpipe.
-test: build vet ggml-peer test-go test-race test-opengl test-ggml
+test: build vet staticcheck ggml-peer test-go test-race test-opengl test-ggml
+
+# staticcheck is pinned in go.mod (go get -tool honnef.co/go/tools/cmd/staticcheck@v0.8.2).
+# The tagged pass needs libEGL's headers (cgo), hence ensure-gl-deps.sh.
+staticcheck:
+	$(GO) tool staticcheck ./...
+ifneq ($(SKIP_GL),1)
+	sh scripts/ensure-gl-deps.sh
+	$(GO) tool staticcheck -tags $(GL_TAGS) ./...
+endif
 
 # The tests that compare with real ggml/llama.cpp (GGUF readers, logits,
 # tokens) find its sysroot in GOGML_PEER_ROOT; when the pinned peer is gone
@@ -72,10 +94,16 @@ clean:
 # glvnd's libEGL/libGLdispatch, run.sh) for an EGL GPU machine without Go.
 GL_TAGS ?= opengl,egl
 .PHONY: bench-opengl gl-gpu-check run-opengl
+# SKIP_GL=1 skips them (say, as a user who cannot install Mesa); without it
+# a missing package stops at once with the command that installs it.
 test-opengl:
+ifeq ($(SKIP_GL),1)
+	@echo "test-opengl: skipped (SKIP_GL=1)"
+else
 	sh scripts/ensure-gl-deps.sh
-	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./internal/kernels/glsl/... ./model/llama/...
+	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./internal/kernels/glsl/... ./model/llama/... ./membench/providers/ ./cmd/gogml/
 	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -tags $(GL_TAGS) -run 'TestConformance|TestOps' ./backends/opengl/
+endif
 bench-opengl:
 	sh scripts/ensure-gl-deps.sh
 	GOGML_REQUIRE_GL=1 $(GO) test -count=1 -run XXX -bench . -benchtime 200ms -tags $(GL_TAGS) ./backends/opengl/

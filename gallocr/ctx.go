@@ -99,7 +99,7 @@ func AllocCtxTensors(ctx *runtime.Context, bt runtime.BufferType) (runtime.Buffe
 		buf, err := bt.AllocBuffer(s.Size)
 		if err != nil {
 			undo()
-			return nil, fmt.Errorf("alloc ctx tensors: %s buffer of %d bytes for tensors %d..%d: %w", bt.Name(), s.Size, s.Start, s.End-1, err)
+			return nil, fmt.Errorf("alloc ctx tensors: %s buffer of %d bytes for %s: %w", bt.Name(), s.Size, tensorRange(ts, s.Start, s.End), err)
 		}
 		bufs = append(bufs, buf)
 		buf.SetUsage(runtime.UsageWeights)
@@ -130,4 +130,20 @@ func AllocCtxTensors(ctx *runtime.Context, bt runtime.BufferType) (runtime.Buffe
 		return nil, err
 	}
 	return mb, nil
+}
+
+// tensorRange names the tensors ts[start:end] for messages by their names
+// (their context index where unnamed): "tensor \"w\"" or "3 tensors
+// \"a\" .. \"c\"".
+func tensorRange(ts []*runtime.Tensor, start, end int) string {
+	name := func(i int) string {
+		if ts[i].Name != "" {
+			return fmt.Sprintf("%q", ts[i].Name)
+		}
+		return fmt.Sprintf("#%d", i)
+	}
+	if end-start == 1 {
+		return "tensor " + name(start)
+	}
+	return fmt.Sprintf("%d tensors %s .. %s", end-start, name(start), name(end-1))
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/runtime"
 )
@@ -63,11 +65,11 @@ func IsBandwidth(op string) bool { return op != OpAllocFree }
 // Defaults of Config.
 const (
 	DefaultMinSize     uint64 = 4 << 10
-	DefaultMaxSize     uint64 = 1 << 30
+	DefaultMaxSize     uint64 = 64 << 20
 	DefaultReps               = 5
 	DefaultWarmup             = 1
-	DefaultSampleBytes uint64 = 16 << 20
-	DefaultMaxIters           = 256
+	DefaultSampleBytes uint64 = 4 << 20
+	DefaultMaxIters           = 64
 )
 
 // Config says what Run measures.
@@ -80,7 +82,7 @@ type Config struct {
 	// the untimed runs before them (default 1; negative means none).
 	Reps, Warmup int
 	// SampleBytes makes one sample repeat a small operation until it has
-	// moved this many bytes, at most MaxIters times (defaults 16 MiB, 256).
+	// moved this many bytes, at most MaxIters times (defaults 4 MiB, 64).
 	SampleBytes uint64
 	MaxIters    int
 	// Ops restricts the operations measured (names as the Op constants;
@@ -90,6 +92,15 @@ type Config struct {
 	// Progress receives a one-line progress display, rewritten in place
 	// with carriage returns; nil for none.
 	Progress io.Writer
+	// ProgressLines makes Progress get one ordinary line per size measured
+	// instead (for logs and pipes, where carriage returns pile up).
+	ProgressLines bool
+	// HostBudget is the most host memory the largest size may take: the
+	// Go slices of the host copy reference and of set/get, and a host
+	// target's two working buffers, are 2 × MaxSize each. A MaxSize above
+	// it fails Run before anything is allocated. Zero means half the
+	// machine's RAM.
+	HostBudget uint64
 }
 
 // Run measures every target at every size and returns the report. A failed
@@ -131,6 +142,11 @@ func Run(ctx context.Context, targets []Target, cfg Config) (*Report, error) {
 		rep.Targets = append(rep.Targets, TargetInfo{Name: t.Name(), BufferType: t.BufferType().Name(), IsHost: t.BufferType().IsHost(), Ops: r.ops(t)})
 	}
 	r.rep = rep
+	for _, t := range targets {
+		if m := t.BufferType().MaxSize(); m < cfg.MaxSize {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: sizes above its max buffer size %s not measured", t.Name(), FormatSize(m)))
+		}
+	}
 	for _, n := range rep.Sizes {
 		figs := 1
 		for _, t := range targets {
@@ -143,7 +159,7 @@ func Run(ctx context.Context, targets []Target, cfg Config) (*Report, error) {
 	start := time.Now()
 	err := r.run()
 	rep.Seconds = time.Since(start).Seconds()
-	if cfg.Progress != nil {
+	if cfg.Progress != nil && !cfg.ProgressLines {
 		fmt.Fprintf(cfg.Progress, "\r%-79s\r", "")
 	}
 	if err != nil {
@@ -189,6 +205,13 @@ func (c *Config) fill(targets []Target) error {
 	}
 	if c.MaxIters <= 0 {
 		c.MaxIters = DefaultMaxIters
+	}
+	if c.HostBudget == 0 {
+		c.HostBudget = hostRAM() / 2
+	}
+	if c.MaxSize > (c.HostBudget-min(c.HostBudget, aliasGap))/2 {
+		return fmt.Errorf("membench: max size %s needs twice that in host memory (the host copy reference and set/get use two Go buffers of each size), above the budget of %s (half the RAM): lower the max size: %w",
+			FormatSize(c.MaxSize), runtime.FormatBytes(c.HostBudget), ErrSize)
 	}
 	for _, op := range c.Ops {
 		switch op {
@@ -274,7 +297,7 @@ func (r *runner) ops(t Target) []string {
 
 func (r *runner) progress(res Result, round, rounds int) {
 	r.step++
-	if r.cfg.Progress == nil {
+	if r.cfg.Progress == nil || r.cfg.ProgressLines {
 		return
 	}
 	phase := "warm-up"
@@ -297,26 +320,40 @@ func (r *runner) iters(n uint64) int {
 	return int(k)
 }
 
-func (r *runner) run() error {
-	maxN := r.rep.Sizes[len(r.rep.Sizes)-1]
-	if maxN > math.MaxInt/2 {
-		return fmt.Errorf("membench: size %d does not fit in memory: %w", maxN, ErrSize)
+// hostRAM is the machine's RAM in bytes, or a huge number when unknown.
+func hostRAM() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil || si.Totalram == 0 {
+		return math.MaxInt64
 	}
-	// Pageable Go memory, touched once, for set/get and the reference. The
+	return uint64(si.Totalram) * uint64(max(si.Unit, 1))
+}
+
+func (r *runner) run() error {
+	// Pageable Go memory, touched once, for set/get and the reference
+	// (Config.fill checked it against the host-memory budget). The
 	// destination starts 2 KiB + 64 B past a page boundary: with source
 	// and destination at the same offsets modulo a large power of two,
 	// loads falsely wait on stores (4K aliasing) and small copies run at a
 	// third of their speed, which would understate the reference.
+	maxN := r.rep.Sizes[len(r.rep.Sizes)-1]
+	if maxN > math.MaxInt/2 {
+		return fmt.Errorf("membench: size %d does not fit in memory: %w", maxN, ErrSize)
+	}
 	src := make([]byte, maxN)
 	dst := make([]byte, maxN+aliasGap)[aliasGap:][:maxN:maxN]
 	cpu.Fill(src, 0x3c)
 	cpu.Fill(dst, 0xc3)
-	for _, n := range r.rep.Sizes {
+	start := time.Now()
+	for i, n := range r.rep.Sizes {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
 		if err := r.size(n, src[:n:n], dst[:n:n]); err != nil {
 			return err
+		}
+		if r.cfg.Progress != nil && r.cfg.ProgressLines {
+			fmt.Fprintf(r.cfg.Progress, "membench: %s done (%d/%d sizes, %.1f s)\n", FormatSize(n), i+1, len(r.rep.Sizes), time.Since(start).Seconds())
 		}
 	}
 	return nil

@@ -312,3 +312,56 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// TestHostBudget: -max 1T used to allocate two 1 TiB Go slices for the host
+// copy before anything else (a fatal out of memory). A max size whose host
+// memory exceeds the budget is an error before any allocation; within it,
+// progress comes as one plain line per size.
+func TestHostBudget(t *testing.T) {
+	cfg := Config{MinSize: 4 << 10, MaxSize: 1 << 40, Reps: 1, Warmup: -1, SampleBytes: 4 << 10, MaxIters: 1,
+		Ops: []string{OpAllocFree}}
+	_, err := Run(context.Background(), CPUTargets()[:1], cfg)
+	if !errors.Is(err, ErrSize) || !strings.Contains(err.Error(), "lower the max size") {
+		t.Fatalf("max 1 TiB: %v, want ErrSize asking for a lower max size", err)
+	}
+	cfg.MaxSize, cfg.HostBudget = 32<<10, 64<<10
+	if _, err := Run(context.Background(), CPUTargets()[:1], cfg); !errors.Is(err, ErrSize) {
+		t.Fatalf("max 32 KiB, budget 64 KiB: %v, want ErrSize (the alias gap does not fit)", err)
+	}
+	cfg.MaxSize = 16 << 10
+	var progress bytes.Buffer
+	cfg.Progress, cfg.ProgressLines = &progress, true
+	rep, err := Run(context.Background(), CPUTargets()[:1], cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(progress.String(), "\n"); lines != len(rep.Sizes) || strings.Contains(progress.String(), "\r") {
+		t.Errorf("progress %q: want %d plain lines", progress.String(), len(rep.Sizes))
+	}
+}
+
+// TestNoteAboveMaxSize: sizes above a target's max are not silently left
+// out; the report says so.
+func TestNoteAboveMaxSize(t *testing.T) {
+	small, err := cpu.NewBufferType(cpu.BufferTypeOptions{Name: "SMALL", MaxSize: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tinyConfig()
+	cfg.Ops = []string{OpAllocFree}
+	rep, err := Run(context.Background(), []Target{CPUTargets()[0], NewTarget("", small)}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "SMALL: sizes above its max buffer size 8 KiB not measured") {
+		t.Fatalf("notes %q", rep.Notes)
+	}
+}
+
+func TestCheckPlotPath(t *testing.T) {
+	for path, ok := range map[string]bool{"a.png": true, "B.SVG": true, "x.txt": false, "noext": false} {
+		if err := CheckPlotPath(path); (err == nil) != ok {
+			t.Errorf("CheckPlotPath(%q) = %v", path, err)
+		}
+	}
+}

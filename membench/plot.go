@@ -24,10 +24,10 @@ import (
 // in every panel, all panels on the same scales. The format is PNG or SVG,
 // from path's extension.
 func (rep *Report) Plot(path string) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("membench: plot %q: want a .png or .svg file", path)
+	if err := CheckPlotPath(path); err != nil {
+		return err
 	}
+	ext := strings.ToLower(filepath.Ext(path))
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -37,6 +37,16 @@ func (rep *Report) Plot(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// CheckPlotPath reports whether Plot accepts path's extension (.png or
+// .svg), so that a caller can refuse a bad name before a long run.
+func CheckPlotPath(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("plot %q: want a .png or .svg file", path)
+	}
+	return nil
 }
 
 // WritePlot writes the plot of Plot to w in format "png" or "svg".

@@ -20,6 +20,9 @@ type Report struct {
 	Targets []TargetInfo `json:"targets"`
 	Sizes   []uint64     `json:"sizes"`
 	Results []Result     `json:"results"`
+	// Notes say what the run left out and why (sizes above a type's max
+	// size or the host-memory budget).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // HostInfo describes the machine a report comes from.
@@ -188,6 +191,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(ew)
 	if err := rep.WriteRatios(ew); err != nil {
 		return err
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(ew, "note: %s\n", n)
 	}
 	var errs []string
 	for _, r := range rep.Results {

@@ -8,8 +8,9 @@
 # that a build with "opengl" alone (go-gl linking libGL) also works.
 #
 # When something is missing and we run as root with apt-get, install it;
-# otherwise say what is missing and exit 0 (the tests then skip, or fail
-# when GOGML_REQUIRE_GL=1).
+# otherwise stop (exit 1) with the one command that installs it, or that
+# skips the OpenGL tests: going on would only fail later, building with
+# the GL tags without libEGL's headers.
 set -eu
 
 pkgs="pkg-config libegl-dev libgl-dev libegl1 libegl-mesa0 libgl1-mesa-dri"
@@ -29,5 +30,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 else
-	echo "ensure-gl-deps: missing$missing (run as root with apt-get to install); OpenGL tests will skip" >&2
+	echo "ensure-gl-deps: missing Debian packages:$missing" >&2
+	echo "  install them:            sudo apt-get install -y --no-install-recommends$missing" >&2
+	echo "  or skip the OpenGL tests: make test SKIP_GL=1" >&2
+	exit 1
 fi

@@ -19,11 +19,10 @@ import (
 type BufferOption func(*bufferConfig)
 
 type bufferConfig struct {
-	others    []runtime.BufferType
-	large     uint64
-	tooLarge  uint64
-	skipHuge  bool
-	setupOnly bool
+	others   []runtime.BufferType
+	large    uint64
+	tooLarge uint64
+	skipHuge bool
 }
 
 // WithOther adds a second buffer type for copies across types, both ways.

@@ -33,9 +33,8 @@ const (
 type OpOption func(*opConfig)
 
 type opConfig struct {
-	reduced   bool
-	buffers   []BufferOption
-	noBuffers bool
+	reduced bool
+	buffers []BufferOption
 }
 
 // Reduced runs a smaller op table (one shape per op and type), for slow

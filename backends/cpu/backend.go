@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -14,11 +16,17 @@ import (
 // ErrClosed is returned by Compute on a closed backend.
 var ErrClosed = errors.New("cpu backend: closed")
 
+// MaxThreads is the most worker goroutines a Backend runs; larger
+// settings are lowered to it. Each worker has its own goroutine and
+// scratch memory, and no host has more cores than this.
+const MaxThreads = 1024
+
 // BackendOptions configures a CPU backend. The zero value uses every core
 // and the default host buffer type.
 type BackendOptions struct {
 	// Threads is the number of worker goroutines a node's rows are split
-	// across. Zero or less means runtime.NumCPU().
+	// across. Zero or less means runtime.NumCPU(); more than MaxThreads
+	// means MaxThreads.
 	Threads int
 	// BufferType is the backend's default buffer type; nil means
 	// DefaultBufferType().
@@ -30,11 +38,12 @@ type BackendOptions struct {
 // first Compute that needs them, ended by Close, by SetThreads, or when
 // the Backend is garbage collected), with fast kernels (package vec) for the
 // common contiguous f32 cases and the reference kernels (package
-// cpukernels) for everything else. It implements runtime.Backend. A
-// Backend must not run two Computes at once; SetThreads must not race with
-// Compute.
+// cpukernels) for everything else. It implements runtime.Backend. Its
+// methods are safe for concurrent use: Computes run one at a time, and
+// Close and SetThreads wait for a running Compute to end.
 type Backend struct {
-	threads int
+	mu      sync.Mutex // held by Compute, Close and SetThreads
+	threads atomic.Int64
 	bt      runtime.BufferType
 	closed  bool
 	pool    *workerPool
@@ -54,13 +63,16 @@ func NewBackend(o BackendOptions) *Backend {
 }
 
 // SetThreads sets the number of worker goroutines; n < 1 means
-// runtime.NumCPU(). The workers of the previous setting, if any, are
-// stopped.
+// runtime.NumCPU(), n > MaxThreads means MaxThreads. The workers of the
+// previous setting, if any, are stopped.
 func (b *Backend) SetThreads(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if n < 1 {
 		n = goruntime.NumCPU()
 	}
-	b.threads = n
+	n = min(n, MaxThreads)
+	b.threads.Store(int64(n))
 	if b.pool != nil {
 		b.cleanup.Stop()
 		b.pool.stop()
@@ -75,7 +87,7 @@ func (b *Backend) SetThreads(n int) {
 }
 
 // Threads returns the number of worker goroutines.
-func (b *Backend) Threads() int { return b.threads }
+func (b *Backend) Threads() int { return int(b.threads.Load()) }
 
 // Name returns "CPU".
 func (b *Backend) Name() string { return "CPU" }
@@ -84,7 +96,7 @@ func (b *Backend) Name() string { return "CPU" }
 func (b *Backend) Device() runtime.DeviceInfo {
 	d := runtime.DeviceInfo{
 		Name:        "CPU",
-		Description: fmt.Sprintf("%s/%s, %d cores, %d worker goroutines", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU(), b.threads),
+		Description: fmt.Sprintf("%s/%s, %d cores, %d worker goroutines", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU(), b.Threads()),
 	}
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) == nil {
@@ -111,8 +123,10 @@ func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool { return bt != 
 func (b *Backend) SupportsOp(t *runtime.Tensor) bool { return cpukernels.Supports(t) == nil }
 
 // Close marks the backend closed and stops its worker goroutines; later
-// Computes fail with ErrClosed.
+// Computes fail with ErrClosed. It waits for a running Compute to end.
 func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
 	b.cleanup.Stop()
 	b.pool.stop()
@@ -122,8 +136,12 @@ func (b *Backend) Close() error {
 
 // Compute runs every node of g in order. Every node and source must live
 // in a host buffer (runtime.HostBuffer). The first failing node stops the
-// run with an error naming it.
+// run with an error naming it. A buffer of this package freed during the
+// run fails the next node that uses it (runtime.ErrFreed); Free waits for
+// the node using it to end.
 func (b *Backend) Compute(g *runtime.Graph) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
 		return ErrClosed
 	}
@@ -165,6 +183,11 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	if err := cpukernels.Supports(n); err != nil {
 		return err
 	}
+	var pins pinned
+	defer pins.release()
+	if err := pins.pin(n); err != nil {
+		return err
+	}
 	var mem [runtime.MaxSrc + 1][]byte
 	var err error
 	if mem[0], err = hostMem(n); err != nil {
@@ -182,13 +205,13 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	}
 	nth := b.threadsFor(n)
 	if n.Op == runtime.OpMulMat {
-		if quant, dot, rows := mulMatQuantKernels(n, mem[0], mem[1], mem[2], scratch, b.threads); dot != nil {
+		if quant, dot, rows := mulMatQuantKernels(n, mem[0], mem[1], mem[2], scratch, b.Threads()); dot != nil {
 			if err := b.pool.run(b.threadsForWork(rows*n.Src[0].Ne[0]*4), quant); err != nil {
 				return err
 			}
 			return b.pool.run(nth, dot)
 		}
-		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.threads); mm != nil {
+		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.Threads()); mm != nil {
 			if err := b.pool.run(b.threadsForWork(rows*n.Src[1].Ne[0]), round); err != nil {
 				return err
 			}
@@ -220,7 +243,7 @@ const minWorkPerThread = 32768
 
 // threadsForWork is the worker count for about work units of work.
 func (b *Backend) threadsForWork(work int64) int {
-	nth := b.threads
+	nth := int(b.threads.Load())
 	if lim := work / b.minWork; int64(nth) > lim {
 		nth = int(max(lim, 1))
 	}

@@ -1,14 +1,15 @@
-// Package cpu is gogml's host backend. This file holds its memory: a buffer
-// type whose buffers are anonymous memory mappings, outside the Go heap, at
-// stable addresses, optionally backed by transparent huge pages and locked
-// into RAM.
 package cpu
+
+// This file holds the backend's memory: a buffer type whose buffers are
+// anonymous memory mappings, outside the Go heap, at stable addresses,
+// optionally backed by transparent huge pages and locked into RAM.
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -193,8 +194,14 @@ func (bt *BufferType) mlockError(size uint64, err error) error {
 }
 
 // Buffer is one host allocation. Its bytes stay at the same address until
-// Free. A Buffer is not safe for concurrent use.
+// Free. Free may run concurrently with the other methods and with a
+// Backend's Compute: it waits for them, and they fail with
+// runtime.ErrFreed afterwards. Concurrent writes to the same bytes are the
+// caller's business.
 type Buffer struct {
+	// mu is held for reading while the bytes are in use (the methods
+	// below, a Compute node), for writing by Free while it unmaps them.
+	mu      sync.RWMutex
 	bt      *BufferType
 	mapping []byte // the whole mapping, nil for size 0
 	mem     []byte // the buffer's bytes inside the mapping
@@ -222,7 +229,7 @@ func (b *Buffer) Usage() runtime.BufferUsage { return b.usage }
 func (b *Buffer) SetUsage(u runtime.BufferUsage) { b.usage = u }
 
 // Bytes returns the buffer's memory; nil after Free. The slice must not be
-// used after Free.
+// used after Free (a Backend's Compute holds the buffer while it does).
 func (b *Buffer) Bytes() []byte { return b.mem }
 
 func (b *Buffer) errFreed(what string) error {
@@ -232,6 +239,8 @@ func (b *Buffer) errFreed(what string) error {
 // InitTensor checks that t is placed inside the buffer. Host tensors need
 // no backend data.
 func (b *Buffer) InitTensor(t *runtime.Tensor) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if b.freed {
 		return b.errFreed("init tensor")
 	}
@@ -241,6 +250,8 @@ func (b *Buffer) InitTensor(t *runtime.Tensor) error {
 
 // MemsetTensor fills size bytes of t from offset with value.
 func (b *Buffer) MemsetTensor(t *runtime.Tensor, value byte, offset, size uint64) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if b.freed {
 		return b.errFreed("memset")
 	}
@@ -254,6 +265,8 @@ func (b *Buffer) MemsetTensor(t *runtime.Tensor, value byte, offset, size uint64
 
 // SetTensor copies src into t's bytes from offset.
 func (b *Buffer) SetTensor(t *runtime.Tensor, src []byte, offset uint64) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if b.freed {
 		return b.errFreed("set tensor")
 	}
@@ -267,6 +280,8 @@ func (b *Buffer) SetTensor(t *runtime.Tensor, src []byte, offset uint64) error {
 
 // GetTensor copies t's bytes from offset into dst.
 func (b *Buffer) GetTensor(t *runtime.Tensor, dst []byte, offset uint64) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if b.freed {
 		return b.errFreed("get tensor")
 	}
@@ -283,11 +298,13 @@ func (b *Buffer) GetTensor(t *runtime.Tensor, dst []byte, offset uint64) error {
 // without error, when either is not host memory, so the caller falls back
 // to its own path.
 func (b *Buffer) CopyTensor(src, dst *runtime.Tensor) (bool, error) {
-	if b.freed {
-		return false, b.errFreed("copy tensor")
-	}
 	if src.Buffer != b && dst.Buffer != b {
 		return false, nil
+	}
+	var pins pinned
+	defer pins.release()
+	if err := pins.pinBuffers(src.Buffer, dst.Buffer); err != nil {
+		return false, err
 	}
 	sb, ok := src.Buffer.(runtime.HostBuffer)
 	if !ok {
@@ -302,6 +319,8 @@ func (b *Buffer) CopyTensor(src, dst *runtime.Tensor) (bool, error) {
 
 // Clear fills the whole buffer with value.
 func (b *Buffer) Clear(value byte) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if b.freed {
 		return b.errFreed("clear")
 	}
@@ -315,6 +334,8 @@ func (b *Buffer) Reset() {}
 // Free unmaps the memory. Freeing twice is an error wrapping
 // runtime.ErrFreed.
 func (b *Buffer) Free() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.freed {
 		return b.errFreed("free")
 	}
@@ -328,6 +349,58 @@ func (b *Buffer) Free() error {
 		return fmt.Errorf("%s buffer: munmap: %w", b.bt.name, err)
 	}
 	return nil
+}
+
+// pinned holds the read locks of the Buffers a node or a copy uses (at
+// most MaxSrc+1 distinct ones), so that none is unmapped under it.
+type pinned struct {
+	bufs [runtime.MaxSrc + 1]*Buffer
+	n    int
+}
+
+// pin holds the buffers of node n and of its sources.
+func (p *pinned) pin(n *runtime.Tensor) error {
+	var bufs [runtime.MaxSrc + 1]runtime.Buffer
+	bufs[0] = n.Buffer
+	for i, s := range n.Src {
+		if s != nil {
+			bufs[i+1] = s.Buffer
+		}
+	}
+	return p.pinBuffers(bufs[:]...)
+}
+
+// pinBuffers read-locks each distinct *Buffer among bufs once (a second
+// read lock of one RWMutex by one goroutine can deadlock against a waiting
+// Free) and fails with runtime.ErrFreed if one was freed.
+func (p *pinned) pinBuffers(bufs ...runtime.Buffer) error {
+next:
+	for _, rb := range bufs {
+		b, ok := rb.(*Buffer)
+		if !ok || b == nil {
+			continue
+		}
+		for _, h := range p.bufs[:p.n] {
+			if h == b {
+				continue next
+			}
+		}
+		b.mu.RLock()
+		p.bufs[p.n] = b
+		p.n++
+		if b.freed {
+			return b.errFreed("in use")
+		}
+	}
+	return nil
+}
+
+// release drops the read locks.
+func (p *pinned) release() {
+	for _, b := range p.bufs[:p.n] {
+		b.mu.RUnlock()
+	}
+	p.n = 0
 }
 
 // Fill sets every byte of p to v, at memset speed.

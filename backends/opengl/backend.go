@@ -71,10 +71,41 @@ func (b *Backend) Device() runtime.DeviceInfo {
 // DefaultBufferType returns the device's "GL<n>" buffer type.
 func (b *Backend) DefaultBufferType() runtime.BufferType { return b.bt }
 
+// BufferTypeWithMaxSize returns the device's buffer type with buffers of
+// at most n bytes (rounded down to the alignment): its AllocBuffer refuses
+// larger ones with runtime.ErrOutOfMemory, so that allocators split
+// tensors across buffers. n = 0, or n at or above the device's limit,
+// gives the default type; n below the alignment is an error.
+func (b *Backend) BufferTypeWithMaxSize(n uint64) (runtime.BufferType, error) {
+	if n == 0 || n >= b.bt.maxSize {
+		return b.bt, nil
+	}
+	if n&^(b.bt.align-1) == 0 {
+		return nil, fmt.Errorf("opengl: max buffer size %d below the alignment %d", n, b.bt.align)
+	}
+	c := *b.bt
+	c.maxSize = n &^ (c.align - 1)
+	return &c, nil
+}
+
 // SupportsBufferType reports whether bt is this device's buffer type.
 func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
 	gbt, ok := bt.(*bufferType)
 	return ok && gbt.dev == b.dev
+}
+
+// Finish waits until the device has executed every command issued so far
+// (a fence wait on the GL thread). In UploadMapped mode it returns at once:
+// transfers are memcpys into coherent mappings, and clears and device
+// copies already end with a fence wait of their own.
+func (b *Backend) Finish() error {
+	if b.bt.mode == UploadMapped {
+		if b.dev.dead.Load() {
+			return ErrClosed
+		}
+		return nil
+	}
+	return b.dev.call(b.dev.finish)
 }
 
 // Close releases the context and its thread. Buffers of this backend

@@ -116,6 +116,11 @@ type buffer struct {
 	mu    sync.Mutex
 	usage runtime.BufferUsage
 	freed atomic.Bool
+
+	// pin is held for reading while a caller copies through mapped, and
+	// for writing by Free while it unmaps: a copy never touches a mapping
+	// that Free (or, through device.mapMu, Backend.Close) is destroying.
+	pin sync.RWMutex
 }
 
 // Type returns the buffer's type.
@@ -148,6 +153,35 @@ func (b *buffer) live() error {
 	return nil
 }
 
+// withMapping runs f on the persistent mapping while neither Free nor
+// Backend.Close can unmap it. After either, it returns an error wrapping
+// runtime.ErrFreed or ErrClosed and f does not run.
+func (b *buffer) withMapping(f func(m []byte)) error {
+	b.pin.RLock()
+	defer b.pin.RUnlock()
+	if err := b.live(); err != nil {
+		return err
+	}
+	d := b.bt.dev
+	d.mapMu.RLock()
+	defer d.mapMu.RUnlock()
+	if d.dead.Load() {
+		return fmt.Errorf("%s buffer %d: %w", b.bt.name, b.id, ErrClosed)
+	}
+	f(b.mapped)
+	return nil
+}
+
+// liveOnThread is live for code on the GL thread: Free deletes the buffer
+// object on that thread too, so a buffer found live here stays live until
+// the calling function returns (its id cannot yet name another buffer).
+func (b *buffer) liveOnThread() error {
+	if err := b.bt.dev.onThread(); err != nil {
+		return err
+	}
+	return b.live()
+}
+
 // InitTensor checks that t lies inside the buffer; GL keeps no per-tensor
 // data.
 func (b *buffer) InitTensor(t *runtime.Tensor) error {
@@ -172,7 +206,7 @@ func (b *buffer) MemsetTensor(t *runtime.Tensor, value byte, offset, size uint64
 }
 
 func (b *buffer) clearRange(pos, size uint64, value byte) error {
-	if err := b.bt.dev.onThread(); err != nil {
+	if err := b.liveOnThread(); err != nil {
 		return err
 	}
 	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, b.id)
@@ -193,16 +227,15 @@ func (b *buffer) SetTensor(t *runtime.Tensor, src []byte, offset uint64) error {
 	if err != nil || len(src) == 0 {
 		return err
 	}
-	if b.mapped != nil {
-		copy(b.mapped[pos:pos+uint64(len(src))], src)
-		return nil
+	if b.bt.mode == UploadMapped {
+		return b.withMapping(func(m []byte) { copy(m[pos:pos+uint64(len(src))], src) })
 	}
 	return b.bt.dev.call(func() error { return b.upload(pos, src) })
 }
 
 // upload is glBufferSubData; it runs on the GL thread.
 func (b *buffer) upload(pos uint64, src []byte) error {
-	if err := b.bt.dev.onThread(); err != nil {
+	if err := b.liveOnThread(); err != nil {
 		return err
 	}
 	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, b.id)
@@ -220,16 +253,15 @@ func (b *buffer) GetTensor(t *runtime.Tensor, dst []byte, offset uint64) error {
 	if err != nil || len(dst) == 0 {
 		return err
 	}
-	if b.mapped != nil {
-		copy(dst, b.mapped[pos:pos+uint64(len(dst))])
-		return nil
+	if b.bt.mode == UploadMapped {
+		return b.withMapping(func(m []byte) { copy(dst, m[pos:pos+uint64(len(dst))]) })
 	}
 	return b.bt.dev.call(func() error { return b.download(pos, dst) })
 }
 
 // download is glGetBufferSubData; it runs on the GL thread.
 func (b *buffer) download(pos uint64, dst []byte) error {
-	if err := b.bt.dev.onThread(); err != nil {
+	if err := b.liveOnThread(); err != nil {
 		return err
 	}
 	gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, b.id)
@@ -273,6 +305,12 @@ func (b *buffer) CopyTensor(src, dst *runtime.Tensor) (bool, error) {
 			return err == nil, err
 		}
 		return true, b.bt.dev.call(func() error {
+			if err := sb.liveOnThread(); err != nil {
+				return err
+			}
+			if err := db.liveOnThread(); err != nil {
+				return err
+			}
 			gl.BindBuffer(gl.COPY_READ_BUFFER, sb.id)
 			gl.BindBuffer(gl.COPY_WRITE_BUFFER, db.id)
 			gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, int(spos), int(dpos), int(n))
@@ -322,8 +360,11 @@ func (b *buffer) Clear(value byte) error {
 func (b *buffer) Reset() {}
 
 // Free deletes the buffer object. Freeing twice is an error wrapping
-// runtime.ErrFreed.
+// runtime.ErrFreed. It waits for SetTensor and GetTensor calls copying
+// through the buffer's mapping to finish; later ones return ErrFreed.
 func (b *buffer) Free() error {
+	b.pin.Lock()
+	defer b.pin.Unlock()
 	if b.freed.Swap(true) {
 		return fmt.Errorf("%s buffer: %w", b.bt.name, runtime.ErrFreed)
 	}

@@ -31,6 +31,20 @@ type step struct {
 	status  bool
 }
 
+// variant is the program cache key (kernel name and defines) and the
+// defines.
+func (l *launch) variant() (string, []string) {
+	defs := l.defines
+	if l.dense {
+		defs = append([]string{"DENSE"}, defs...)
+	}
+	key := l.kernel
+	for _, d := range defs {
+		key += "+" + d
+	}
+	return key, defs
+}
+
 // glBuffer returns the GL buffer of tensor t, checking that it belongs to
 // this device and that t's bytes lie inside it.
 func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
@@ -38,8 +52,12 @@ func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
 		return nil, fmt.Errorf("opengl: tensor %s: %w", t, runtime.ErrNotAllocated)
 	}
 	gb, ok := t.Buffer.(*buffer)
-	if !ok || gb.bt.dev != b.dev {
-		return nil, fmt.Errorf("opengl: tensor %s is in a %s buffer, not %s: %w", t, t.Buffer.Type().Name(), b.bt.name, runtime.ErrUnsupported)
+	if !ok {
+		return nil, fmt.Errorf("opengl: tensor %s is in a %s buffer, not one of this backend's %s buffers: %w", t, t.Buffer.Type().Name(), b.bt.name, runtime.ErrUnsupported)
+	}
+	if gb.bt.dev != b.dev {
+		return nil, fmt.Errorf("opengl: tensor %s is in a buffer of another OpenGL backend (%s, a context of its own%s), not of this %s backend: a GL buffer belongs to the backend that allocated it: %w",
+			t, gb.bt.name, gb.bt.dev.state(), b.bt.name, runtime.ErrUnsupported)
 	}
 	if err := gb.live(); err != nil {
 		return nil, err

@@ -38,6 +38,10 @@ type device struct {
 	done chan struct{}
 	once sync.Once
 	dead atomic.Bool
+	// mapMu is held for reading while a caller copies through a buffer's
+	// persistent mapping, and for writing by close while it marks the
+	// device dead, before the context (and every mapping with it) goes.
+	mapMu sync.RWMutex
 
 	// Owned by the GL thread.
 	programs map[string]*program
@@ -94,6 +98,14 @@ func (d *device) loop(ready chan<- error) {
 			return
 		}
 	}
+}
+
+// state is ", closed" for a closed device and "" otherwise, for messages.
+func (d *device) state() string {
+	if d.dead.Load() {
+		return ", closed"
+	}
+	return ""
 }
 
 // onThread returns nil only on the GL thread with the context current.
@@ -178,7 +190,9 @@ func (d *device) close() error {
 	first := false
 	d.once.Do(func() {
 		first = true
+		d.mapMu.Lock()
 		d.dead.Store(true)
+		d.mapMu.Unlock()
 		close(d.quit)
 	})
 	<-d.done

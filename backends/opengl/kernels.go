@@ -94,20 +94,6 @@ type launch struct {
 // mulMatTM is the number of result rows a mul_mat invocation computes.
 const mulMatTM = 4
 
-// variant is the program cache key (kernel name and defines) and the
-// defines.
-func (l *launch) variant() (string, []string) {
-	defs := l.defines
-	if l.dense {
-		defs = append([]string{"DENSE"}, defs...)
-	}
-	key := l.kernel
-	for _, d := range defs {
-		key += "+" + d
-	}
-	return key, defs
-}
-
 // denseF32 reports whether every tensor is f32 and contiguous.
 func denseF32(ts ...*runtime.Tensor) bool {
 	for _, t := range ts {

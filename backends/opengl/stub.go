@@ -34,6 +34,11 @@ func (b *Backend) Info() Info { return Info{} }
 // DefaultBufferType returns nil: there is no device.
 func (b *Backend) DefaultBufferType() runtime.BufferType { return nil }
 
+// BufferTypeWithMaxSize fails with ErrNotCompiled.
+func (b *Backend) BufferTypeWithMaxSize(uint64) (runtime.BufferType, error) {
+	return nil, ErrNotCompiled
+}
+
 // SupportsOp reports false.
 func (b *Backend) SupportsOp(*runtime.Tensor) bool { return false }
 
@@ -42,6 +47,9 @@ func (b *Backend) SupportsBufferType(runtime.BufferType) bool { return false }
 
 // Compute fails with ErrNotCompiled.
 func (b *Backend) Compute(*runtime.Graph) error { return ErrNotCompiled }
+
+// Finish fails with ErrNotCompiled.
+func (b *Backend) Finish() error { return ErrNotCompiled }
 
 // Close does nothing.
 func (b *Backend) Close() error { return nil }

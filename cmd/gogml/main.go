@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 type command struct {
@@ -62,8 +63,34 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "gogml %s: %v\n", args[0], err)
+		// A package's error that already starts with the command's name
+		// ("membench: ...") is not prefixed twice.
+		prefix := "gogml " + args[0] + ": "
+		if strings.HasPrefix(err.Error(), args[0]+": ") {
+			prefix = "gogml "
+		}
+		fmt.Fprintf(stderr, "%s%v\n", prefix, err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
 		return 1
 	}
 	return 0
+}
+
+// usageError marks a command line the command cannot parse (a bad flag, a
+// missing or extra argument): gogml exits 2 for it, as for an unknown
+// command, and 1 for errors while running.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageErr wraps err as a usageError; flag.ErrHelp stays as it is.
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
 }

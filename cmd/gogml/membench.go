@@ -10,23 +10,10 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/gogml/gogml/backends/cuda"
-	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/membench"
+	"github.com/gogml/gogml/membench/providers"
 	"github.com/gogml/gogml/runtime"
 )
-
-// membenchProviders lists the backends whose buffer types membench
-// measures, the host first (it is the reference every other type copies
-// with). A backend adds its membench.Provider here; a provider whose device
-// is absent returns an error wrapping runtime.ErrUnsupported and is skipped.
-func membenchProviders() []membench.Provider {
-	return []membench.Provider{
-		membench.CPUProvider(),
-		cuda.MembenchProvider(),
-		opengl.MembenchProvider(),
-	}
-}
 
 // runMembench is `gogml membench`: it measures every available buffer type
 // and prints a table, optionally writing every sample as JSON and a plot.
@@ -39,23 +26,28 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	minS := fs.String("min", "4K", "smallest size (K, M, G suffixes are powers of 1024)")
-	maxS := fs.String("max", "", "largest size (default: 1G or the smallest max buffer size of the types)")
+	maxS := fs.String("max", "", "largest size (default: 64M, or the smallest max buffer size of the types if lower)")
 	reps := fs.Int("reps", membench.DefaultReps, "timed repetitions per figure")
 	warmup := fs.Int("warmup", membench.DefaultWarmup, "untimed warm-up runs per figure (0 for none)")
-	sample := fs.String("sample", "16M", "bytes one sample moves at least, repeating small operations")
+	sample := fs.String("sample", "4M", "bytes one sample moves at least, repeating small operations")
 	types := fs.String("types", "", "comma-separated buffer types to measure (default: all available)")
 	ops := fs.String("ops", "", "comma-separated operations: alloc_free,first_touch,clear,set,get,set_pinned,get_pinned,copy,copy_to,copy_from (default: all)")
 	jsonPath := fs.String("json", "", "write every sample as JSON to this file")
 	plotPath := fs.String("plot", "", "draw bandwidth against size to this .png or .svg file")
-	quiet := fs.Bool("q", false, "no progress line")
+	quiet := fs.Bool("q", false, "no progress on stderr (a line rewritten in place on a terminal, a line per size otherwise)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
+		return usageErr(err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("membench: unexpected arguments %q", fs.Args())
+		return usageErr(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	if *plotPath != "" {
+		if err := membench.CheckPlotPath(*plotPath); err != nil {
+			return fmt.Errorf("-plot: %w", err)
+		}
 	}
 	var cfg membench.Config
 	var err error
@@ -84,16 +76,17 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 	if *ops != "" {
 		cfg.Ops = splitList(*ops)
 	}
-	if !*quiet && isTerminal(stderr) {
+	if !*quiet {
 		cfg.Progress = stderr
+		cfg.ProgressLines = !isTerminal(stderr)
 	}
 
-	targets, closeAll, skipped, err := membench.NewRegistry(membenchProviders()...).Open()
+	targets, closeAll, skipped, err := membench.NewRegistry(providers.All()...).Open()
 	for _, s := range skipped {
 		if errors.Is(s, runtime.ErrUnsupported) {
-			fmt.Fprintf(stderr, "membench: skipping %v\n", s)
+			fmt.Fprintf(stderr, "gogml membench: skipping %v\n", s)
 		} else {
-			fmt.Fprintf(stderr, "membench: cannot open %v\n", s)
+			fmt.Fprintf(stderr, "gogml membench: cannot open %v\n", s)
 		}
 	}
 	if err != nil {
@@ -101,7 +94,7 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer func() {
 		if err := closeAll(); err != nil {
-			fmt.Fprintf(stderr, "membench: closing: %v\n", err)
+			fmt.Fprintf(stderr, "gogml membench: closing: %v\n", err)
 		}
 	}()
 	if *types != "" {

@@ -18,7 +18,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the plan (plan/v1 JSON) to this file instead of stdout")
-	stats := fs.Bool("stats", false, "print buffer sizes, the live-bytes lower bound and ratios (both strategies) instead of the plan")
+	stats := fs.Bool("stats", false, "print buffer sizes, the live-bytes lower bound and ratios (both strategies) instead of the plan (with -o the plan still goes to that file)")
 	svg := fs.String("svg", "", "draw the memory map to this SVG file: the chosen strategy above the other, on one scale")
 	strategyName := fs.String("strategy", "ggml", "placement strategy: ggml (identical to ggml) or optimized")
 	fs.Usage = func() {
@@ -27,19 +27,18 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	// Accept flags before and after the file name.
 	if err := fs.Parse(args); err != nil {
-		return err
+		return usageErr(err)
 	}
 	rest := fs.Args()
 	if len(rest) < 1 {
-		fs.Usage()
-		return fmt.Errorf("missing graph file")
+		return usageErr(fmt.Errorf("missing the graph file to plan: gogml plan GRAPH.json [flags] (examples/graphs has some; -h lists the flags)"))
 	}
 	path := rest[0]
 	if err := fs.Parse(rest[1:]); err != nil {
-		return err
+		return usageErr(err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return usageErr(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	strategy, err := gallocr.ParseStrategy(*strategyName)
 	if err != nil {
@@ -74,7 +73,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *stats {
-		return printStats(stdout, gf, pl)
+		if err := printStats(stdout, gf, pl); err != nil || *out == "" {
+			return err
+		}
 	}
 	var b bytes.Buffer
 	if err := gallocr.WritePlanFile(&b, gf, pl); err != nil {

@@ -33,7 +33,6 @@ type runOptions struct {
 	typ      string
 	strategy string
 	maxBuf   string
-	seed     uint64
 	cfg      llama.Config
 	quiet    bool
 	perToken bool
@@ -51,12 +50,12 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	}
 	fs.StringVar(&o.backend, "backend", "cpu", "compute backend: cpu, cuda or opengl")
 	fs.IntVar(&o.device, "device", 0, "device index for cuda and opengl")
-	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
+	fs.IntVar(&o.threads, "threads", 0, fmt.Sprintf("CPU worker goroutines (0: all cores; at most %d)", cpu.MaxThreads))
 	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")
 	fs.StringVar(&o.prompt, "prompt-ids", "1,2,3,4", "the same as -prompt")
 	fs.StringVar(&o.model, "model", "", "run this GGUF file (llama family) instead of the random weights")
 	fs.StringVar(&o.text, "text", "", "with -model: a text prompt, tokenized with the file's vocabulary (replaces -prompt)")
-	fs.IntVar(&o.n, "n", 16, "tokens to generate")
+	fs.IntVar(&o.n, "n", 16, "tokens to generate (0: evaluate the prompt only)")
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
 	fs.StringVar(&o.maxBuf, "max-buffer-size", "", "artificial max buffer size for weights and KV cache (bytes; k, m, g suffixes), splits the weights")
@@ -70,10 +69,16 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.BoolVar(&o.quiet, "q", false, "no progress line on stderr")
 	fs.BoolVar(&o.perToken, "per-token", true, "print each generated token's time")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if o.threads < 0 || o.threads > cpu.MaxThreads {
+		return nil, fmt.Errorf("-threads %d: want 0 (all cores) to %d", o.threads, cpu.MaxThreads)
+	}
+	if o.n < 0 {
+		return nil, fmt.Errorf("-n %d: want 0 or more tokens", o.n)
 	}
 	typ, err := runtime.ParseType(o.typ)
 	if err != nil {
@@ -92,8 +97,11 @@ func parseTokens(s string) ([]int32, error) {
 			continue
 		}
 		v, err := strconv.ParseInt(f, 10, 32)
+		if errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("-prompt: token %q does not fit in 32 bits: %w", f, llama.ErrToken)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("-prompt: token %q: %w", f, llama.ErrToken)
+			return nil, fmt.Errorf("-prompt: %q is not a token id (want comma-separated integers such as 1,2,3): %w", f, llama.ErrToken)
 		}
 		out = append(out, int32(v))
 	}
@@ -116,15 +124,6 @@ func parseSize(s string) (uint64, error) {
 	return v, nil
 }
 
-// limitedBufferType caps another buffer type's max size.
-type limitedBufferType struct {
-	runtime.BufferType
-	max uint64
-}
-
-// MaxSize is the smaller of the cap and the wrapped type's own limit.
-func (l limitedBufferType) MaxSize() uint64 { return min(l.max, l.BufferType.MaxSize()) }
-
 // openBackend opens the named backend and the buffer type for weights.
 func openBackend(o *runOptions, maxBuf uint64) (runtime.Backend, runtime.BufferType, error) {
 	switch o.backend {
@@ -143,22 +142,23 @@ func openBackend(o *runOptions, maxBuf uint64) (runtime.Backend, runtime.BufferT
 		if err != nil {
 			return nil, nil, fmt.Errorf("cuda device %d: %w: %w", o.device, errBackendUnavailable, err)
 		}
-		return b, limit(b.DefaultBufferType(), maxBuf), nil
+		if maxBuf == 0 {
+			return b, b.DefaultBufferType(), nil
+		}
+		return b, b.DeviceBufferType().WithMaxSize(maxBuf), nil
 	case "opengl", "gl":
 		b, err := opengl.New(opengl.Config{Device: o.device})
 		if err != nil {
 			return nil, nil, fmt.Errorf("opengl device %d: %w: %w", o.device, errBackendUnavailable, err)
 		}
-		return b, limit(b.DefaultBufferType(), maxBuf), nil
+		bt, err := b.BufferTypeWithMaxSize(maxBuf)
+		if err != nil {
+			_ = b.Close()
+			return nil, nil, fmt.Errorf("-max-buffer-size: %w", err)
+		}
+		return b, bt, nil
 	}
 	return nil, nil, fmt.Errorf("-backend %q (want cpu, cuda or opengl): %w", o.backend, errBackendUnavailable)
-}
-
-func limit(bt runtime.BufferType, maxBuf uint64) runtime.BufferType {
-	if maxBuf == 0 || bt == nil {
-		return bt
-	}
-	return limitedBufferType{bt, maxBuf}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
@@ -179,6 +179,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err := o.cfg.CheckGenerate(prompt, o.n); err != nil {
+		if errors.Is(err, llama.ErrContextFull) {
+			return fmt.Errorf("%w (raise -ctx, now %d, or shorten -prompt or -n)", err, o.cfg.Ctx)
+		}
 		return err
 	}
 	strat, err := gallocr.ParseStrategy(o.strategy)
@@ -237,8 +240,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if s.Index > 0 && o.perToken {
 			fmt.Fprintf(stdout, "token %3d: id %4d  %s\n", s.Index, s.Next, ms(s.Time))
 		} else if s.Index == 0 {
-			fmt.Fprintf(stdout, "prompt: %d tokens in %s (%.1f tokens/s); first pick %d\n",
-				s.Tokens, ms(s.Time), float64(s.Tokens)/s.Time.Seconds(), s.Next)
+			pick := ""
+			if o.n > 0 {
+				pick = fmt.Sprintf("; first pick %d", s.Next)
+			}
+			fmt.Fprintf(stdout, "prompt: %d tokens in %s (%.1f tokens/s)%s\n",
+				s.Tokens, ms(s.Time), float64(s.Tokens)/s.Time.Seconds(), pick)
 		}
 		if showProgress {
 			progress = true
@@ -255,7 +262,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	for i, t := range res.Generated {
 		ids[i] = strconv.Itoa(int(t))
 	}
-	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	if len(ids) == 0 {
+		fmt.Fprintln(stdout, "generated: nothing (-n 0: the prompt only)")
+	} else {
+		fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	}
 	printGeneratedText(o, stdout, prompt, res.Generated)
 	if n := len(res.TokenTimes); n > 0 {
 		ts := append([]time.Duration(nil), res.TokenTimes...)

@@ -18,14 +18,15 @@ import (
 )
 
 // ErrConfig is wrapped by every error about an invalid Config.
-var ErrConfig = errors.New("llama: invalid config")
+var ErrConfig = errors.New("invalid config")
 
 // ErrContextFull is returned by Eval when the tokens do not fit in the
 // remaining context.
-var ErrContextFull = errors.New("llama: context full")
+var ErrContextFull = errors.New("context full")
 
-// ErrToken is returned by Eval for a token id outside the vocabulary.
-var ErrToken = errors.New("llama: token out of range")
+// ErrToken is returned for a token id outside the vocabulary (by Eval)
+// or a prompt that has no token ids.
+var ErrToken = errors.New("invalid token")
 
 // Config is the shape of the model and how its weights are made.
 type Config struct {
@@ -67,6 +68,26 @@ func DefaultConfig() Config {
 	}
 }
 
+// MaxElements caps both the parameter count and the KV cache's element
+// count of a Config: GenerateWeights holds every weight as float32 in Go
+// memory, so each field's own limit (2^20) is not enough, their products
+// could ask for terabytes. 2^30 elements is 4 GiB of f32.
+const MaxElements = 1 << 30
+
+// Params is the number of weights of the shape: embedding and output
+// (Vocab×Dim each), per layer four Dim×Dim projections, three Dim×FFN
+// matrices and two norms, and the output norm. It is a float64 so that
+// any fields give a finite, overflow-free count.
+func (c Config) Params() float64 {
+	v, d, f, l := float64(c.Vocab), float64(c.Dim), float64(c.FFN), float64(c.Layers)
+	return 2*v*d + l*(4*d*d+3*d*f+2*d) + d
+}
+
+// KVElements is the KV cache's element count: Layers × 2 × Ctx × Dim.
+func (c Config) KVElements() float64 {
+	return float64(c.Layers) * 2 * float64(c.Ctx) * float64(c.Dim)
+}
+
 // HeadDim is Dim / Heads.
 func (c Config) HeadDim() int { return c.Dim / c.Heads }
 
@@ -88,29 +109,35 @@ func (c Config) Validate() error {
 		v    int
 	}{{"vocab", c.Vocab}, {"dim", c.Dim}, {"heads", c.Heads}, {"layers", c.Layers}, {"ffn", c.FFN}, {"ctx", c.Ctx}} {
 		if f.v < 1 {
-			return fmt.Errorf("%w: %s = %d must be positive", ErrConfig, f.name, f.v)
+			return fmt.Errorf("llama: %w: %s = %d must be positive", ErrConfig, f.name, f.v)
 		}
 		if f.v > 1<<20 {
-			return fmt.Errorf("%w: %s = %d is too large", ErrConfig, f.name, f.v)
+			return fmt.Errorf("llama: %w: %s = %d is too large", ErrConfig, f.name, f.v)
 		}
 	}
+	if p := c.Params(); p > MaxElements {
+		return fmt.Errorf("llama: %w: %.3g weights (vocab %d, dim %d, ffn %d, layers %d) exceed the limit of %d", ErrConfig, p, c.Vocab, c.Dim, c.FFN, c.Layers, MaxElements)
+	}
+	if kv := c.KVElements(); kv > MaxElements {
+		return fmt.Errorf("llama: %w: a KV cache of %.3g elements (layers %d x 2 x ctx %d x dim %d) exceeds the limit of %d", ErrConfig, kv, c.Layers, c.Ctx, c.Dim, MaxElements)
+	}
 	if c.Dim%c.Heads != 0 {
-		return fmt.Errorf("%w: dim %d is not a multiple of heads %d", ErrConfig, c.Dim, c.Heads)
+		return fmt.Errorf("llama: %w: dim %d is not a multiple of heads %d", ErrConfig, c.Dim, c.Heads)
 	}
 	if c.KVHeads < 0 || c.Heads%c.NKVHeads() != 0 {
 		return fmt.Errorf("%w: heads %d is not a multiple of kv heads %d", ErrConfig, c.Heads, c.KVHeads)
 	}
 	if c.HeadDim()%2 != 0 {
-		return fmt.Errorf("%w: head size %d must be even for RoPE", ErrConfig, c.HeadDim())
+		return fmt.Errorf("llama: %w: head size %d must be even for RoPE", ErrConfig, c.HeadDim())
 	}
 	if c.WeightType != runtime.TypeF32 && c.WeightType != runtime.TypeQ8_0 {
-		return fmt.Errorf("%w: weight type %s (want f32 or q8_0)", ErrConfig, c.WeightType)
+		return fmt.Errorf("llama: %w: weight type %s (want f32 or q8_0)", ErrConfig, c.WeightType)
 	}
 	if !(c.Eps > 0) {
-		return fmt.Errorf("%w: eps %g must be positive", ErrConfig, c.Eps)
+		return fmt.Errorf("llama: %w: eps %g must be positive", ErrConfig, c.Eps)
 	}
 	if !(c.RopeBase > 1) {
-		return fmt.Errorf("%w: rope base %g must be above 1", ErrConfig, c.RopeBase)
+		return fmt.Errorf("llama: %w: rope base %g must be above 1", ErrConfig, c.RopeBase)
 	}
 	return nil
 }

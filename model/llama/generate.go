@@ -81,9 +81,10 @@ func (c Config) CheckGenerate(prompt []int32, n int) error {
 	if n < 0 {
 		return fmt.Errorf("llama: generate: %d tokens: %w", n, ErrConfig)
 	}
-	if need := len(prompt) + max(n-1, 0); need > c.Ctx {
-		return fmt.Errorf("llama: generate: prompt %d + %d tokens need %d cache slots, context is %d: %w",
-			len(prompt), n, need, c.Ctx, ErrContextFull)
+	// Compared without adding, so that n near MaxInt cannot wrap around.
+	if len(prompt) > c.Ctx || max(n-1, 0) > c.Ctx-len(prompt) {
+		return fmt.Errorf("llama: generate: a prompt of %d tokens and %d more need %d cache slots, the context has %d: %w",
+			len(prompt), n, uint64(len(prompt))+uint64(max(n-1, 0)), c.Ctx, ErrContextFull)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build opengl
 
-package opengl
+package providers
 
 import (
 	"bytes"
@@ -10,21 +10,22 @@ import (
 	"testing"
 
 	"github.com/gogml/gogml/backends/cpu"
+	"github.com/gogml/gogml/backends/opengl"
 	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/runtime"
 )
 
-// openMembench opens MembenchProvider, skipping (or failing under
+// openMembench opens the OpenGL provider, skipping (or failing under
 // GOGML_REQUIRE_GL=1) when no device can be opened.
 func openMembench(t *testing.T) membench.Target {
 	t.Helper()
-	ts, closeFn, err := MembenchProvider().Open()
+	ts, closeFn, err := OpenGL().Open()
 	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("%s=1 but no OpenGL device: %v", RequireEnv, err)
+		if os.Getenv(opengl.RequireEnv) == "1" {
+			t.Fatalf("%s=1 but no OpenGL device: %v", opengl.RequireEnv, err)
 		}
 		if errors.Is(err, runtime.ErrUnsupported) {
-			t.Skipf("no OpenGL device (set %s=1 to fail instead): %v", RequireEnv, err)
+			t.Skipf("no OpenGL device (set %s=1 to fail instead): %v", opengl.RequireEnv, err)
 		}
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func openMembench(t *testing.T) membench.Target {
 	return ts[0]
 }
 
-// TestMembenchGL runs membench on GL0, as MembenchProvider opens it and
+// TestMembenchGL runs membench on GL0, as the OpenGL provider opens it and
 // with glBufferSubData uploads (where Synchronize waits on a fence), with
 // the plain CPU buffer type as the reference it copies with, over 4-16 KiB,
 // and checks that every operation and size has positive samples with the
@@ -50,7 +51,14 @@ func TestMembenchGL(t *testing.T) {
 		open func(t *testing.T) membench.Target
 	}{
 		{"provider", openMembench},
-		{"subdata", func(t *testing.T) membench.Target { return &membenchTarget{b: open(t, Config{Upload: UploadSubData})} }},
+		{"subdata", func(t *testing.T) membench.Target {
+			b, err := opengl.New(opengl.Config{Upload: opengl.UploadSubData})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			return GLTarget(b)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkMembenchGL(t, tc.open(t)) })
 	}
