@@ -156,7 +156,7 @@ ggml-peer:
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 test-ggml: ggml-peer
 	GOGML_PEER=1 GOGML_PEER_OPS=$(GGML_PEER_OPS) GOGML_PEER_OPTIONAL=$${GGML_PEER_OPTIONAL:-} \
-		$(GO) test -count=1 -timeout 20m -v -run 'TestPreloadAgainstGGMLServer|TestRPCServerCPU' ./internal/ggmlpeer/
+		$(GO) test -count=1 -timeout 20m -v -run 'TestPreloadAgainstGGMLServer|TestRPCServerCPU|TestDecoderOverGGMLServers' ./internal/ggmlpeer/
 	sh scripts/ensure-gl-deps.sh
 	GOGML_PEER=1 GOGML_PEER_OPS=$(GGML_PEER_OPS) GOGML_PEER_OPTIONAL=$${GGML_PEER_OPTIONAL:-} \
 		$(GO) test -count=1 -timeout 20m -v -tags $(GL_TAGS) -run 'TestRPCServerOpenGL' ./internal/ggmlpeer/

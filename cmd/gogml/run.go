@@ -38,6 +38,8 @@ type runOptions struct {
 	perToken bool
 	model    string
 	text     string
+	devices  string
+	split    string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
@@ -50,6 +52,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	}
 	fs.StringVar(&o.backend, "backend", "cpu", "compute backend: cpu, cuda or opengl")
 	fs.IntVar(&o.device, "device", 0, "device index for cuda and opengl")
+	fs.StringVar(&o.devices, "devices", "", "spread the model over these devices (replaces -backend): cpu, cuda[:N], opengl[:N], rpc://HOST:PORT[/N], comma separated; list the CPU last")
+	fs.StringVar(&o.split, "split", "", "with -devices: each device's share of the layers, comma separated (default: equal)")
 	fs.IntVar(&o.threads, "threads", 0, fmt.Sprintf("CPU worker goroutines (0: all cores; at most %d)", cpu.MaxThreads))
 	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")
 	fs.StringVar(&o.prompt, "prompt-ids", "1,2,3,4", "the same as -prompt")
@@ -191,6 +195,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	maxBuf, err := parseSize(o.maxBuf)
 	if err != nil {
 		return err
+	}
+	if o.devices != "" {
+		return runDevices(o, prompt, strat, maxBuf, stdout, stderr)
 	}
 	be, bt, err := openBackend(o, maxBuf)
 	if err != nil {
