@@ -9,9 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/gogml/gogml/device"
 	"github.com/gogml/gogml/internal/rpcwire"
 	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/rpcserver"
@@ -40,7 +40,7 @@ func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, er
 	}
 	fs.StringVar(&o.host, "H", "127.0.0.1", "host to bind to")
 	fs.IntVar(&o.port, "p", 50052, "port to bind to (0: pick a free one)")
-	fs.StringVar(&o.backends, "backend", "cpu", "comma-separated backends, one device each: cpu, opengl[:N], cuda[:N]")
+	fs.StringVar(&o.backends, "backend", "cpu", "comma-separated devices, one served device each: cpu, opengl[:N], cuda[:N] (see package device)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU worker goroutines (0: all cores)")
 	fs.StringVar(&o.cacheDir, "c", "", "local cache directory for tensor data (enables SET_TENSOR_HASH)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow binding to a non-loopback address")
@@ -74,33 +74,15 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// openRPCBackends opens each listed backend ("cpu", "opengl:1", "cuda").
-func openRPCBackends(list string, threads int) ([]runtime.Backend, error) {
-	var out []runtime.Backend
-	closeAll := func() {
-		for _, b := range out {
-			b.Close()
-		}
+// openRPCBackends opens each listed device ("cpu", "opengl:1", "cuda",
+// even "rpc://host:port" to relay another server) through the device
+// registry, one served device each.
+func openRPCBackends(list string, threads int) ([]runtime.Backend, func(), error) {
+	devs, err := device.Default(device.Options{Threads: threads}).OpenList(list)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-backend: %w", err)
 	}
-	for _, spec := range strings.Split(list, ",") {
-		name, idx, _ := strings.Cut(strings.TrimSpace(spec), ":")
-		dev := 0
-		if idx != "" {
-			n, err := strconv.Atoi(idx)
-			if err != nil || n < 0 {
-				closeAll()
-				return nil, fmt.Errorf("-backend %q: bad device index", spec)
-			}
-			dev = n
-		}
-		b, _, err := openBackend(&runOptions{backend: name, device: dev, threads: threads}, 0)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
+	return device.Backends(devs), func() { device.CloseAll(devs) }, nil
 }
 
 func runRPCServer(args []string, stdout, stderr io.Writer) error {
@@ -119,15 +101,11 @@ func runRPCServer(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-c: %w", err)
 		}
 	}
-	backends, err := openRPCBackends(o.backends, o.threads)
+	backends, closeAll, err := openRPCBackends(o.backends, o.threads)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, b := range backends {
-			b.Close()
-		}
-	}()
+	defer closeAll()
 	srv, err := rpcserver.New(rpcserver.Options{Backends: backends, CacheDir: o.cacheDir, MaxConnBytes: o.memLimit, Log: stderr, Debug: o.debug})
 	if err != nil {
 		return err

@@ -18,8 +18,8 @@ func TestRPCServerFlags(t *testing.T) {
 		{[]string{"-H", "0.0.0.0"}, "not a loopback address"},
 		{[]string{"-H", "192.168.1.2", "-p", "0"}, "-allow-remote"},
 		{[]string{"-p", "70000"}, "not a port"},
-		{[]string{"-backend", "tpu", "-p", "0"}, "not available"},
-		{[]string{"-backend", "cuda:x", "-p", "0"}, "bad device index"},
+		{[]string{"-backend", "tpu", "-p", "0"}, "unknown driver"},
+		{[]string{"-backend", "cuda:x", "-p", "0"}, "device index"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"-mem-limit", "lots"}, "-mem-limit"},
 	}
