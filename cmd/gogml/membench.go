@@ -34,6 +34,7 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 	ops := fs.String("ops", "", "comma-separated operations: alloc_free,first_touch,clear,set,get,set_pinned,get_pinned,copy,copy_to,copy_from (default: all)")
 	jsonPath := fs.String("json", "", "write every sample as JSON to this file")
 	plotPath := fs.String("plot", "", "draw bandwidth against size to this .png or .svg file")
+	rpcEndpoints := fs.String("rpc", "", "also measure the devices of these ggml RPC servers (HOST:PORT, comma separated)")
 	quiet := fs.Bool("q", false, "no progress on stderr (a line rewritten in place on a terminal, a line per size otherwise)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -81,7 +82,13 @@ func runMembench(args []string, stdout, stderr io.Writer) error {
 		cfg.ProgressLines = !isTerminal(stderr)
 	}
 
-	targets, closeAll, skipped, err := membench.NewRegistry(providers.All()...).Open()
+	provs := providers.All()
+	if *rpcEndpoints != "" {
+		for _, ep := range splitList(*rpcEndpoints) {
+			provs = append(provs, providers.RPC(ep))
+		}
+	}
+	targets, closeAll, skipped, err := membench.NewRegistry(provs...).Open()
 	for _, s := range skipped {
 		if errors.Is(s, runtime.ErrUnsupported) {
 			fmt.Fprintf(stderr, "gogml membench: skipping %v\n", s)

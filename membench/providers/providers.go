@@ -11,6 +11,7 @@ import (
 
 	"github.com/gogml/gogml/backends/cuda"
 	"github.com/gogml/gogml/backends/opengl"
+	"github.com/gogml/gogml/backends/rpc"
 	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/runtime"
 )
@@ -101,3 +102,33 @@ var (
 	_ membench.CopyPeers       = (*cudaTarget)(nil)
 	_ membench.Synchronizer    = glTarget{}
 )
+
+// RPC returns the provider of every device of the ggml RPC server at
+// endpoint ("host:port": ggml's rpc-server or gogml rpc-server): its
+// buffers' set, get, clear and copies cross the network. A server that
+// cannot be reached is skipped (runtime.ErrUnsupported), as an absent GPU
+// is.
+func RPC(endpoint string) membench.Provider {
+	return membench.Provider{Name: "rpc " + endpoint, Open: func() ([]membench.Target, func() error, error) {
+		c, err := rpc.Dial(endpoint, rpc.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", runtime.ErrUnsupported, err)
+		}
+		var ts []membench.Target
+		for d := range c.Devices() {
+			bt, err := c.BufferType(d)
+			if err != nil {
+				c.Close()
+				return nil, nil, err
+			}
+			ts = append(ts, rpcTarget{bt})
+		}
+		return ts, c.Close, nil
+	}}
+}
+
+// rpcTarget measures one remote device's memory.
+type rpcTarget struct{ bt *rpc.BufferType }
+
+func (t rpcTarget) Name() string                   { return t.bt.Name() }
+func (t rpcTarget) BufferType() runtime.BufferType { return t.bt }

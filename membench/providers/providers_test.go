@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/opengl"
+	"github.com/gogml/gogml/rpcserver"
 	"github.com/gogml/gogml/runtime"
+	"net"
 )
 
 // TestProvidersWithoutDevice: a provider whose device is absent (or, for
@@ -59,5 +62,33 @@ func TestBackendsDoNotImportExperiments(t *testing.T) {
 				t.Errorf("tags %q: the backends depend on %s", tags, dep)
 			}
 		}
+	}
+}
+
+// TestRPCProvider: a reachable server gives one target per device; an
+// unreachable one is skipped as an absent device is.
+func TestRPCProvider(t *testing.T) {
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
+	defer be.Close()
+	srv, err := rpcserver.New(rpcserver.Options{Backends: []runtime.Backend{be}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	ts, closeFn, err := RPC(ln.Addr().String()).Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if len(ts) != 1 || ts[0].Name() != "RPC0["+ln.Addr().String()+"]" {
+		t.Fatalf("targets %v", ts)
+	}
+	if _, _, err := RPC("127.0.0.1:1").Open(); !errors.Is(err, runtime.ErrUnsupported) {
+		t.Fatalf("unreachable server: err = %v, want ErrUnsupported", err)
 	}
 }
