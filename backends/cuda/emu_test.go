@@ -115,39 +115,65 @@ type emuDevice struct {
 func newEmuDevice(t testing.TB) *emuDevice {
 	t.Helper()
 	bin := emuBinary(t)
+	// The helper maps the arena at the address it has here; that address
+	// can be taken in the helper's own address space, so try a few arenas.
+	for try := 0; ; try++ {
+		e, err := startEmuDevice(t, bin)
+		if err == nil {
+			return e
+		}
+		if try == 4 {
+			t.Fatal(err)
+		}
+		t.Logf("emulator: %v; retrying with another arena", err)
+	}
+}
+
+func startEmuDevice(t testing.TB, bin string) (*emuDevice, error) {
 	f, err := os.CreateTemp("", "gogml-emu-arena")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer f.Close()
-	t.Cleanup(func() { os.Remove(f.Name()) })
+	defer os.Remove(f.Name()) // both sides hold their mapping
 	if err := f.Truncate(emuArenaSize); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	mem, err := unix.Mmap(int(f.Fd()), 0, emuArenaSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	e := &emuDevice{arena: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))), next: 4096, allocs: map[uint64]uint64{}}
 	e.cmd = exec.Command(bin, f.Name(), fmt.Sprintf("%x", e.base), fmt.Sprint(emuArenaSize))
 	e.cmd.Stderr = os.Stderr
+	fail := func(err error) (*emuDevice, error) {
+		if e.cmd.Process != nil {
+			_ = e.cmd.Process.Kill()
+			_ = e.cmd.Wait()
+		}
+		_ = unix.Munmap(mem)
+		return nil, err
+	}
 	if e.in, err = e.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
+		return fail(err)
 	}
 	stdout, err := e.cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return fail(err)
 	}
 	e.out = bufio.NewReader(stdout)
 	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return fail(err)
+	}
+	if line, err := e.out.ReadString('\n'); err != nil || line != "ready\n" {
+		return fail(fmt.Errorf("helper did not map the arena at %#x (%q, %v)", e.base, line, err))
 	}
 	t.Cleanup(func() {
 		e.in.Close()
 		_ = e.cmd.Wait()
 		_ = unix.Munmap(mem)
 	})
-	return e
+	return e, nil
 }
 
 // span returns the arena bytes at device address p, or nil when they lie

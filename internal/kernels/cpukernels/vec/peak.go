@@ -24,7 +24,9 @@ func PeakGFLOPS(workers int, dur time.Duration) float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Since(start) < dur {
+			// At least one chunk each: on a loaded machine a worker may
+			// start after dur has passed.
+			for first := true; first || time.Since(start) < dur; first = false {
 				t := time.Now()
 				f := fmaChunk(chunk)
 				if el := time.Since(t).Seconds(); el > 0 {

@@ -163,9 +163,12 @@ int main(int argc, char **argv) {
     }
     void *p = mmap((void *)addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     if (p == MAP_FAILED || (unsigned long long)p != addr) {
+        // The address is taken in this process (address-space layout
+        // randomisation): the Go side retries with another arena.
         perror("mmap arena at the Go side's address");
         return 1;
     }
+    std::cout << "ready" << std::endl;
     auto reg = registry();
     std::string line;
     while (std::getline(std::cin, line)) {
