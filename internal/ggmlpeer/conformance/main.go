@@ -452,6 +452,7 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 	}
 	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n\n", o.timeout)
 	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every judged case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
+	fmt.Fprintf(&b, "Protocol 8.0.0 has no op-support query (ggml's RPC client claims every op), so a case whose op, type or mode gogml lacks is not reported as \"not supported\": gogml rpc-server logs it (`unsupported op …`) and fills the node's output with NaN, and test-backend-ops counts it as **failed**. The \"not supported\" column therefore stays 0, and \"failed\" means lacked *or* wrong.\n\n")
 	for _, c := range cols {
 		clean, passed, failed, total := 0, 0, 0, 0
 		for _, op := range ops {
