@@ -101,7 +101,7 @@ ifeq ($(SKIP_GL),1)
 	@echo "test-opengl: skipped (SKIP_GL=1)"
 else
 	sh scripts/ensure-gl-deps.sh
-	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./internal/kernels/glsl/... ./model/llama/... ./membench/providers/ ./cmd/gogml/
+	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -race -tags $(GL_TAGS) ./backends/opengl/... ./internal/kernels/glsl/... ./model/llama/... ./membench/providers/ ./cmd/gogml/ ./sched/
 	GOGML_REQUIRE_GL=$${GOGML_REQUIRE_GL:-1} $(GO) test -count=1 -tags $(GL_TAGS) -run 'TestConformance|TestOps' ./backends/opengl/
 endif
 bench-opengl:

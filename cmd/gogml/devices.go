@@ -85,6 +85,13 @@ func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf ui
 	fmt.Fprintf(stdout, "memory: weights %s in %d buffer(s), kv cache %s, compute %s (lower bound %s)\n",
 		runtime.FormatBytes(st.WeightsBytes), st.WeightsBuffers, runtime.FormatBytes(st.KVBytes),
 		runtime.FormatBytes(st.ComputeBytes), runtime.FormatBytes(st.ComputeLowerBound))
+	for _, c := range m.ComputeByBufferType() {
+		over := 0.0
+		if c.LowerBound > 0 {
+			over = 100 * (float64(c.Bytes)/float64(c.LowerBound) - 1)
+		}
+		fmt.Fprintf(stdout, "  compute in %s: %s, live-bytes lower bound %s (+%.2f%%)\n", c.BufferType, runtime.FormatBytes(c.Bytes), runtime.FormatBytes(c.LowerBound), over)
+	}
 	res, err := m.Generate(prompt, o.n, nil)
 	if err != nil {
 		return err

@@ -185,3 +185,30 @@ func (m *Model) reserveMulti(s *step, maxBatch int) error {
 	m.stats.Strategy = m.strat
 	return nil
 }
+
+// BufferCompute is the compute memory one buffer type got from the last
+// reserve, against the live-bytes lower bound of its part of the plan.
+type BufferCompute struct {
+	BufferType        string
+	Bytes, LowerBound uint64
+}
+
+// ComputeByBufferType splits the compute memory of a model over several
+// backends by buffer type (one entry per distinct type); nil on one
+// backend, where Stats has it.
+func (m *Model) ComputeByBufferType() []BufferCompute {
+	if m.sch == nil || m.sch.Allocator().Plan() == nil {
+		return nil
+	}
+	pl := m.sch.Allocator().Plan()
+	lb := pl.LowerBound()
+	var out []BufferCompute
+	for d, first := range pl.FirstOf {
+		var n uint64
+		for _, c := range pl.Chunks[first] {
+			n += c
+		}
+		out = append(out, BufferCompute{BufferType: m.multiBT[first].Name(), Bytes: n, LowerBound: lb[d]})
+	}
+	return out
+}
