@@ -38,7 +38,7 @@ func newStrict(t *testing.T, name string, refuse ...runtime.Op) *strict {
 	return s
 }
 
-func (s *strict) Name() string                       { return s.name }
+func (s *strict) Name() string                          { return s.name }
 func (s *strict) DefaultBufferType() runtime.BufferType { return s.bt }
 func (s *strict) SupportsBufferType(bt runtime.BufferType) bool {
 	return bt != nil && bt.Name() == s.bt.Name()
