@@ -159,7 +159,7 @@ test-ggml: ggml-peer
 		$(GO) test -count=1 -timeout 20m -v -run 'TestPreloadAgainstGGMLServer|TestRPCServerCPU|TestDecoderOverGGMLServers' ./internal/ggmlpeer/
 	sh scripts/ensure-gl-deps.sh
 	GOGML_PEER=1 GOGML_PEER_OPS=$(GGML_PEER_OPS) GOGML_PEER_OPTIONAL=$${GGML_PEER_OPTIONAL:-} \
-		$(GO) test -count=1 -timeout 20m -v -tags $(GL_TAGS) -run 'TestRPCServerOpenGL' ./internal/ggmlpeer/
+		$(GO) test -count=1 -timeout 20m -v -tags $(GL_TAGS) -run 'TestRPCServerOpenGL|TestDecoderOverGogmlGLAndGGML' ./internal/ggmlpeer/
 test-ggml-full: ggml-peer
 	sh scripts/ensure-gl-deps.sh
 	$(GO) run ./internal/ggmlpeer/conformance -backends cpu,opengl -check -out /dev/null $(GGML_CONFORMANCE_FLAGS)

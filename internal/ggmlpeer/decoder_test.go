@@ -64,8 +64,7 @@ func TestDecoderOverGGMLServers(t *testing.T) {
 
 	goroutines := runtime.NumGoroutine()
 	var srvs []*Server
-	var bes []gr.Backend
-	var clients []*rpc.Client
+	var eps []string
 	for range 2 {
 		srv, err := p.StartGGMLServer(freePort(t))
 		if err != nil {
@@ -73,44 +72,14 @@ func TestDecoderOverGGMLServers(t *testing.T) {
 		}
 		t.Cleanup(func() { srv.Close() })
 		srvs = append(srvs, srv)
-		// ggml's server prints its endpoint before it listens: retry.
-		var c *rpc.Client
-		for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-			if c, err = rpc.Dial(srv.Endpoint, rpc.Options{IOTimeout: 30 * time.Second}); err == nil || time.Since(start) > 10*time.Second {
-				break
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		clients = append(clients, c)
-		be, err := c.Backend(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bes = append(bes, be)
+		eps = append(eps, srv.Endpoint)
 	}
-	bes = append(bes, host)
-	m, err := llama.New(w, llama.Options{Backends: bes, LayerBackend: []int{0, 1, 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, clients := spreadDecoder(t, w, eps, host)
 	got, err := m.Generate(prompt, 8, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Generated) != len(want.Generated) {
-		t.Fatalf("generated %v, CPU alone %v", got.Generated, want.Generated)
-	}
-	for i := range got.Generated {
-		if got.Generated[i] != want.Generated[i] {
-			t.Fatalf("generated %v, CPU alone %v", got.Generated, want.Generated)
-		}
-	}
-	if d := relDiff(got.Logits.Sum, want.Logits.Sum); d > 1e-5 {
-		t.Fatalf("logits checksum %v vs CPU alone %v (relative %g)", got.Logits, want.Logits, d)
-	}
+	sameTokens(t, got, want)
 	names, bytes := m.Splits()
 	t.Logf("same tokens %v; checksum %v vs %v; splits %v moving %v bytes", got.Generated, got.Logits, want.Logits, names, bytes)
 
@@ -149,5 +118,68 @@ func TestDecoderOverGGMLServers(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > goroutines+2 {
 		t.Errorf("%d goroutines after closing, %d before", n, goroutines)
+	}
+}
+
+// dialRetry connects to a server that may print its endpoint before it
+// listens (ggml's does).
+func dialRetry(t *testing.T, ep string) *rpc.Client {
+	t.Helper()
+	var c *rpc.Client
+	var err error
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if c, err = rpc.Dial(ep, rpc.Options{IOTimeout: 30 * time.Second}); err == nil || time.Since(start) > 10*time.Second {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// spreadDecoder places w's layers one per remote device (device 0 of each
+// endpoint) and the last on host.
+func spreadDecoder(t *testing.T, w *llama.Weights, eps []string, host gr.Backend) (*llama.Model, []*rpc.Client) {
+	t.Helper()
+	var bes []gr.Backend
+	var clients []*rpc.Client
+	for _, ep := range eps {
+		c := dialRetry(t, ep)
+		t.Cleanup(func() { c.Close() })
+		clients = append(clients, c)
+		be, err := c.Backend(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bes = append(bes, be)
+	}
+	bes = append(bes, host)
+	layers := make([]int, w.Config.Layers)
+	for l := range layers {
+		layers[l] = min(l, len(bes)-1)
+	}
+	m, err := llama.New(w, llama.Options{Backends: bes, LayerBackend: layers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, clients
+}
+
+// sameTokens requires got to generate want's tokens, with logits within
+// float rounding.
+func sameTokens(t *testing.T, got, want llama.Result) {
+	t.Helper()
+	if len(got.Generated) != len(want.Generated) {
+		t.Fatalf("generated %v, CPU alone %v", got.Generated, want.Generated)
+	}
+	for i := range got.Generated {
+		if got.Generated[i] != want.Generated[i] {
+			t.Fatalf("generated %v, CPU alone %v", got.Generated, want.Generated)
+		}
+	}
+	if d := relDiff(got.Logits.Sum, want.Logits.Sum); d > 1e-5 {
+		t.Fatalf("logits checksum %v vs CPU alone %v (relative %g)", got.Logits, want.Logits, d)
 	}
 }
