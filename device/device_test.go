@@ -2,31 +2,21 @@ package device_test
 
 import (
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/device"
-	"github.com/gogml/gogml/rpcserver"
-	"github.com/gogml/gogml/runtime"
+	"github.com/gogml/gogml/rpcserver/rpctest"
 )
 
 func serveTwo(t *testing.T) string {
 	t.Helper()
 	a := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
 	b := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
-	srv, err := rpcserver.New(rpcserver.Options{Backends: []runtime.Backend{a, b}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
+	srv := rpctest.NewServer(a, b)
 	t.Cleanup(func() { srv.Close(); a.Close(); b.Close() })
-	return ln.Addr().String()
+	return srv.Endpoint
 }
 
 func TestOpen(t *testing.T) {

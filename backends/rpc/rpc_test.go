@@ -11,7 +11,7 @@ import (
 	"github.com/gogml/gogml/backends/backendtest"
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/rpc"
-	"github.com/gogml/gogml/rpcserver"
+	"github.com/gogml/gogml/rpcserver/rpctest"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -20,28 +20,17 @@ import (
 func serve(t *testing.T) (string, func()) {
 	t.Helper()
 	be := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
-	srv, err := rpcserver.New(rpcserver.Options{Backends: []runtime.Backend{be}, Log: os.Stderr, Debug: os.Getenv("RPCDEBUG") != ""})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(ln); close(done) }()
+	srv := rpctest.NewServer(be)
 	stopped := false
 	stop := func() {
-		if stopped {
-			return
+		if !stopped {
+			stopped = true
+			srv.Close()
+			be.Close()
 		}
-		stopped = true
-		srv.Close()
-		<-done
-		be.Close()
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return srv.Endpoint, stop
 }
 
 func dial(t *testing.T, ep string) *rpc.Client {

@@ -52,15 +52,7 @@ func TestDecoderOverGGMLServers(t *testing.T) {
 
 	host := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
 	defer host.Close()
-	alone, err := llama.New(w, llama.Options{Backend: host})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := alone.Generate(prompt, 8, nil)
-	alone.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := cpuAlone(t, w, prompt, host)
 
 	goroutines := runtime.NumGoroutine()
 	var srvs []*Server
@@ -182,4 +174,19 @@ func sameTokens(t *testing.T, got, want llama.Result) {
 	if d := relDiff(got.Logits.Sum, want.Logits.Sum); d > 1e-5 {
 		t.Fatalf("logits checksum %v vs CPU alone %v (relative %g)", got.Logits, want.Logits, d)
 	}
+}
+
+// cpuAlone generates 8 tokens after prompt with w on host alone.
+func cpuAlone(t *testing.T, w *llama.Weights, prompt []int32, host gr.Backend) llama.Result {
+	t.Helper()
+	m, err := llama.New(w, llama.Options{Backend: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r, err := m.Generate(prompt, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

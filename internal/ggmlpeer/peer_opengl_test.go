@@ -49,15 +49,7 @@ func TestDecoderOverGogmlGLAndGGML(t *testing.T) {
 	prompt := []int32{3, 1, 4, 1, 5}
 	host := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
 	defer host.Close()
-	alone, err := llama.New(w, llama.Options{Backend: host})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := alone.Generate(prompt, 8, nil)
-	alone.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := cpuAlone(t, w, prompt, host)
 	m, _ := spreadDecoder(t, w, []string{gl.Endpoint, gg.Endpoint}, host)
 	got, err := m.Generate(prompt, 8, nil)
 	if err != nil {

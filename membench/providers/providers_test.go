@@ -8,9 +8,8 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/opengl"
-	"github.com/gogml/gogml/rpcserver"
 	"github.com/gogml/gogml/runtime"
-	"net"
+	"github.com/gogml/gogml/rpcserver/rpctest"
 )
 
 // TestProvidersWithoutDevice: a provider whose device is absent (or, for
@@ -70,22 +69,14 @@ func TestBackendsDoNotImportExperiments(t *testing.T) {
 func TestRPCProvider(t *testing.T) {
 	be := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
 	defer be.Close()
-	srv, err := rpcserver.New(rpcserver.Options{Backends: []runtime.Backend{be}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
+	srv := rpctest.NewServer(be)
 	defer srv.Close()
-	ts, closeFn, err := RPC(ln.Addr().String()).Open()
+	ts, closeFn, err := RPC(srv.Endpoint).Open()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
-	if len(ts) != 1 || ts[0].Name() != "RPC0["+ln.Addr().String()+"]" {
+	if len(ts) != 1 || ts[0].Name() != "RPC0["+srv.Endpoint+"]" {
 		t.Fatalf("targets %v", ts)
 	}
 	if _, _, err := RPC("127.0.0.1:1").Open(); !errors.Is(err, runtime.ErrUnsupported) {

@@ -2,13 +2,12 @@ package llama
 
 import (
 	"fmt"
-	"net"
 	"testing"
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/rpc"
-	"github.com/gogml/gogml/rpcserver"
 	"github.com/gogml/gogml/runtime"
+	"github.com/gogml/gogml/rpcserver/rpctest"
 )
 
 // hostDevice is a CPU backend posing as a separate device: it computes
@@ -73,17 +72,9 @@ func TestSpreadOverRPC(t *testing.T) {
 
 	srvBE := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
 	defer srvBE.Close()
-	srv, err := rpcserver.New(rpcserver.Options{Backends: []runtime.Backend{srvBE}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
+	srv := rpctest.NewServer(srvBE)
 	defer srv.Close()
-	c, err := rpc.Dial(ln.Addr().String(), rpc.Options{})
+	c, err := rpc.Dial(srv.Endpoint, rpc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
