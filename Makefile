@@ -91,3 +91,14 @@ ptx:
 gpu-check:
 	GO=$(GO) sh scripts/gpu-check/build.sh gpu-check-out
 # --- end cuda ---
+
+# --- bench-vs-ggml ---
+# make bench-vs-ggml: gogml's CPU backend and Debian's ggml 0.27.0
+# (test-backend-ops perf) on the same ops and shapes, interleaved rounds at
+# 1 and 2 threads; writes docs/performance.md. The peer comes from
+# scripts/ggml-peer.sh when present, else GOGML_GGML_SYSROOT. About 5 min
+# on 2 cores; BENCHVSGGML_FLAGS (e.g. -rounds 1 -cases 'rope|cpy') to narrow.
+.PHONY: bench-vs-ggml
+bench-vs-ggml:
+	$(GO) run ./internal/cmd/benchvsggml $(BENCHVSGGML_FLAGS)
+# --- end bench-vs-ggml ---
