@@ -86,6 +86,9 @@ func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func
 // fastKernel returns a fast kernel for node t (bytes dst, sources' bytes
 // src), or nil when the reference must run.
 func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	if f := fastKernelExtra(t, dst, src); f != nil { // fast_ops.go
+		return f
+	}
 	s0 := t.Src[0]
 	switch t.Op {
 	case runtime.OpMulMat:

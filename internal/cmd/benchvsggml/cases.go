@@ -101,7 +101,7 @@ func benchCases(k int64) []benchCase {
 		cs = append(cs, benchCase{
 			name: name, op: "ROPE", desc: "f32 [128, 32, 512] (" + what + "), 128 dims, i32 positions",
 			ggml: ggmlOp{op: "ROPE", typ: runtime.TypeF32, ne: [4]int64{128, 32, rows, 1},
-				params: []int32{0, 128, mode, 0, f32bits(rp.FreqBase), f32bits(rp.FreqScale), f32bits(rp.ExtFactor),
+				params: []int32{0, 128, mode, 0, 0, f32bits(rp.FreqBase), f32bits(rp.FreqScale), f32bits(rp.ExtFactor),
 					f32bits(rp.AttnFactor), f32bits(rp.BetaFast), f32bits(rp.BetaSlow)},
 				srcTypes: []runtime.Type{runtime.TypeF32, runtime.TypeI32}, srcNe: [][4]int64{{128, 32, rows, 1}, {rows, 1, 1, 1}}},
 			build: func(ctx *runtime.Context) *runtime.Tensor {
