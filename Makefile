@@ -98,7 +98,12 @@ gpu-check:
 # 1 and 2 threads; writes docs/performance.md. The peer comes from
 # scripts/ggml-peer.sh when present, else GOGML_GGML_SYSROOT. About 5 min
 # on 2 cores; BENCHVSGGML_FLAGS (e.g. -rounds 1 -cases 'rope|cpy') to narrow.
-.PHONY: bench-vs-ggml
+.PHONY: bench-vs-ggml test-simd-levels
 bench-vs-ggml:
 	$(GO) run ./internal/cmd/benchvsggml $(BENCHVSGGML_FLAGS)
+# make test-simd-levels: the kernel and CPU backend tests under each SIMD
+# level this CPU has (GOGML_CPU caps the level; see package vec).
+test-simd-levels:
+	@set -e; for l in generic avx2 avx512; do echo "== GOGML_CPU=$$l"; \
+		GOGML_CPU=$$l $(GO) test -count=1 ./internal/kernels/... ./backends/cpu/...; done
 # --- end bench-vs-ggml ---

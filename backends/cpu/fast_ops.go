@@ -103,18 +103,19 @@ func convertKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error {
 	})
 }
 
-// getRowsFloatKernel gathers f32 or f16 rows into f32 rows: a copy, or
-// the CPU's conversion.
+// getRowsFloatKernel gathers f32, f16 or q8_0 rows into f32 rows: a
+// copy, or the CPU's vector conversions.
 func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	if !f32Layout(t, dm) || b.Type != runtime.TypeI32 || a.Ne[0] != t.Ne[0] {
 		return nil
 	}
-	f16 := halfLayout(a, am)
-	if !f16 && !f32Layout(a, am) {
+	f16, q8 := halfLayout(a, am), a.Type == runtime.TypeQ8_0 && a.IsContiguousRows() && a.Ne[0]%cpukernels.QK == 0
+	if !f16 && !q8 && !f32Layout(a, am) {
 		return nil
 	}
 	ne0 := t.Ne[0]
+	rowBytes := a.Type.RowSize(ne0)
 	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
 		idx := int64(int32(binary.LittleEndian.Uint32(bm[uint64(i1)*b.Nb[0]+off3(b.Nb, i2, i3, 0):])))
 		if idx < 0 || idx >= a.Ne[1] {
@@ -122,6 +123,12 @@ func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int)
 				t, idx, i1, i2, i3, b.Name, a.Ne[1], runtime.ErrOutOfBounds)
 		}
 		d := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
+		if q8 {
+			ro := off3(a.Nb, idx, i2, i3)
+			row := am[ro : ro+rowBytes]
+			nb := vec.DequantQ8_0(d, row)
+			return cpukernels.DequantizeRowQ8_0(row[nb*cpukernels.BlockQ8_0Size:], d[nb*cpukernels.QK:])
+		}
 		if f16 {
 			f16ToF32Row(d, halves(am, off3(a.Nb, idx, i2, i3), ne0))
 		} else {

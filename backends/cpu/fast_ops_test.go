@@ -42,6 +42,9 @@ func TestFastOpsMatchReference(t *testing.T) {
 		{"get_rows f16", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeF16, 70, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
 		}},
+		{"get_rows q8_0", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeQ8_0, 96, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
+		}},
 		{"rope normal", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 64, 4, 9), ctx.NewTensor1D(runtime.TypeI32, 9), nil, 64, runtime.RopeNormal, rp)
 		}},
@@ -75,6 +78,22 @@ func TestFastOpsMatchReference(t *testing.T) {
 			}
 			for li, x := range leaves {
 				data := make([]byte, x.NBytes())
+				if x.Type == runtime.TypeQ8_0 {
+					row := make([]float32, x.Ne[0])
+					rb := x.Type.RowSize(x.Ne[0])
+					for r := range x.Nrows() {
+						for i := range row {
+							row[i] = float32(math.Sin(float64(r*x.Ne[0]+int64(i)) * 0.37))
+						}
+						if err := cpukernels.FromFloatCPU(x.Type, row, data[uint64(r)*rb:uint64(r+1)*rb]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := runtime.SetTensorData(x, data, 0); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				for i := range int(x.Nelements()) {
 					v := float32(math.Sin(float64(i)*0.37+float64(li))) * float32(1+i%300) * 0.7
 					switch x.Type {

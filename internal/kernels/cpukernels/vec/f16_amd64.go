@@ -56,3 +56,15 @@ func f16ToF32(dst []float32, src []uint16) int {
 	}
 	return n
 }
+
+//go:noescape
+func dequantQ8_0AVX2(dst *float32, src *byte, nb int)
+
+func dequantQ8_0(dst []float32, src []byte) int {
+	nb := min(len(dst)/32, len(src)/34)
+	if !useF16C || nb == 0 {
+		return 0
+	}
+	dequantQ8_0AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nb)
+	return nb
+}

@@ -85,3 +85,31 @@ func TestF32ToF16(t *testing.T) {
 		}
 	}
 }
+
+// TestDequantQ8_0 checks vec.DequantQ8_0 against
+// cpukernels.DequantizeRowQ8_0 on random blocks (scales that are not NaN).
+func TestDequantQ8_0(t *testing.T) {
+	const nb = 1000
+	r := rand.New(rand.NewPCG(3, 4))
+	src := make([]byte, nb*cpukernels.BlockQ8_0Size)
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	for b := range nb {
+		if isNaN16(uint16(src[b*34]) | uint16(src[b*34+1])<<8) {
+			src[b*34+1] &^= 0x7c // not a NaN
+		}
+	}
+	got := make([]float32, nb*cpukernels.QK)
+	want := make([]float32, len(got))
+	n := vec.DequantQ8_0(got, src)
+	t.Logf("level %s: %d of %d blocks converted by the CPU", vec.Level(), n, nb)
+	if err := cpukernels.DequantizeRowQ8_0(src, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got[:n*cpukernels.QK] {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("element %d: got %g, want %g", i, got[i], want[i])
+		}
+	}
+}
