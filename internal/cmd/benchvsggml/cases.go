@@ -54,12 +54,12 @@ func (g ggmlOp) line(ops map[string]int, name string) (string, error) {
 func f32bits(f float32) int32 { return int32(math.Float32bits(f)) }
 
 // benchCases returns the cases: MUL_MAT of a k×k weight of each type by 1
-// (decode) and 512 (prompt) f32 activation rows, then the row ops on the
+// (decode) and prompt f32 activation rows, then the row ops on the
 // shapes of a 4096-wide model's prompt of 512 tokens.
-func benchCases(k int64) []benchCase {
+func benchCases(k, prompt int64) []benchCase {
 	var cs []benchCase
 	ks := strconv.FormatInt(k, 10)
-	for _, n := range []int64{1, 512} {
+	for _, n := range []int64{1, prompt} {
 		for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeQ6_K} {
 			cs = append(cs, benchCase{
 				name: fmt.Sprintf("mm_%s_n%d", t, n),
