@@ -60,7 +60,7 @@ func TestF32ToF16(t *testing.T) {
 			src = append(src, math.Float32frombits(mb+1), math.Float32frombits(mb-1))
 		}
 	}
-	src = append(src, 65504, 65519.99, 65520, 1e30, -1e30, 1e-8, 2.98e-8, 2.99e-8, 5.96e-8, 1e-45, -0.0,
+	src = append(src, 65504, 65519.99, 65520, 1e30, -1e30, 1e-8, 2.98e-8, 2.99e-8, 5.96e-8, 1e-45, float32(math.Copysign(0, -1)),
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -float32(math.NaN()))
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 1 << 18 {
