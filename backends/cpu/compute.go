@@ -270,7 +270,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 					S := sp.get(ith, int(cn*k))
 					for j := int64(0); j < cn; j++ {
 						ro := aoff + uint64(jc+j)*a.Nb[1]
-						if err := cpukernels.ToFloat(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil {
+						if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil { // toFloatRow: fast_ops.go
 							return fmt.Errorf("tensor %s: %w", t, err)
 						}
 					}

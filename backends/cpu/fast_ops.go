@@ -215,3 +215,18 @@ func ropeNeoX(y, x, cache []float32) {
 		yb[k] = x0*sn + x1*c
 	}
 }
+
+// toFloatRow is cpukernels.ToFloat with the CPU's conversions for f16 and
+// q8_0 rows (the same values): MUL_MAT widens f16 and q8_0 weight rows
+// with it before the f32 GEMM.
+func toFloatRow(typ runtime.Type, src []byte, dst []float32) error {
+	switch {
+	case typ == runtime.TypeF16 && len(src) >= 2*len(dst) && len(dst) > 0 && uintptr(unsafe.Pointer(&src[0]))%2 == 0:
+		f16ToF32Row(dst, halves(src, 0, int64(len(dst))))
+		return nil
+	case typ == runtime.TypeQ8_0 && len(dst)%cpukernels.QK == 0:
+		nb := vec.DequantQ8_0(dst, src)
+		return cpukernels.DequantizeRowQ8_0(src[nb*cpukernels.BlockQ8_0Size:], dst[nb*cpukernels.QK:])
+	}
+	return cpukernels.ToFloat(typ, src, dst)
+}
