@@ -96,8 +96,10 @@ gpu-check:
 # make bench-vs-ggml: gogml's CPU backend and Debian's ggml 0.27.0
 # (test-backend-ops perf) on the same ops and shapes, interleaved rounds at
 # 1 and 2 threads; writes docs/performance.md. The peer comes from
-# scripts/ggml-peer.sh when present, else GOGML_GGML_SYSROOT. About 5 min
-# on 2 cores; BENCHVSGGML_FLAGS (e.g. -rounds 1 -cases 'rope|cpy') to narrow.
+# scripts/ggml-peer.sh when present, else GOGML_GGML_SYSROOT. ggml's perf
+# loop moves ~8 GB per case, so this takes ~13 min on a busy 2-core machine
+# (prompt batch 32, 1 round); BENCHVSGGML_FLAGS to change it (-prompt 512
+# -rounds 2: the full measurement, ~1 h there; -cases 'rope|cpy' to narrow).
 .PHONY: bench-vs-ggml test-simd-levels
 bench-vs-ggml:
 	$(GO) run ./internal/cmd/benchvsggml $(BENCHVSGGML_FLAGS)

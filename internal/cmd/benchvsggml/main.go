@@ -14,6 +14,12 @@
 // also gives the machine's references measured in the same run: the f32
 // FMA peak of each SIMD level and the copy bandwidth.
 //
+// ggml's perf loop runs each case for about 8 GB of operand traffic (at
+// least a second), so cases that are compute-bound take long: the default
+// prompt batch is 32 rows (about 13 minutes for 1 round at 1 and 2 threads
+// on a busy 2-core machine); -prompt 512 -rounds 2 is the full measurement
+// and takes about an hour there.
+//
 // The peer is found with scripts/ggml-peer.sh when the checkout has it,
 // else in the sysroot named by GOGML_GGML_SYSROOT (a directory holding
 // usr/lib/x86_64-linux-gnu and usr/libexec/x86_64-linux-gnu/llama.cpp-tests).
@@ -61,9 +67,9 @@ type options struct {
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("benchvsggml", flag.ContinueOnError)
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
-	rounds := fs.Int("rounds", 2, "interleaved rounds (each side's best round is reported)")
+	rounds := fs.Int("rounds", 1, "interleaved rounds (each side's best round is reported)")
 	k := fs.Int64("k", 4096, "MUL_MAT weight size k×k (rows of length k, k rows)")
-	prompt := fs.Int64("prompt", 512, "MUL_MAT activation rows of the prompt cases (decode is 1)")
+	prompt := fs.Int64("prompt", 32, "MUL_MAT activation rows of the prompt cases (decode is 1)")
 	out := fs.String("out", "docs/performance.md", "report path (- for stdout only)")
 	filter := fs.String("cases", "", "regexp selecting cases by name (default all)")
 	budget := fs.Duration("budget", 500*time.Millisecond, "gogml timing budget per case and round")
