@@ -245,7 +245,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
-	chunk := max(4, min(64, 16384/k))
+	chunk := max(16, min(64, 16384/k)) // at least one full 16-wide GEMM panel
 	rowBytes := a.Type.RowSize(k)
 	if a.Type != runtime.TypeF32 {
 		sp.prepare(nth)

@@ -9,8 +9,12 @@ import "unsafe"
 // It is never written afterwards.
 var useAVX2 = cpuLevel >= levelAVX2
 
-// Implementation names the kernels in use: "avx2+fma" (assembly) or "go".
+// Implementation names the kernels in use: "avx512+avx2+fma" or
+// "avx2+fma" (assembly, AVX-512 where written), or "go".
 func Implementation() string {
+	if useAVX512 {
+		return "avx512+avx2+fma"
+	}
 	if useAVX2 {
 		return "avx2+fma"
 	}
