@@ -179,3 +179,21 @@ gguf-peer:
 	sh scripts/gguf-peer.sh $(GGUF_PEER_DIR)
 	GOGML_GGUF_PEER=$(GGUF_PEER_DIR)/root/usr/lib/python3/dist-packages $(GO) test -count=1 -v -run 'Peer|GGML' ./gguf/
 # --- end gguf ---
+
+# --- bench-vs-ggml ---
+# make bench-vs-ggml: gogml's CPU backend and Debian's ggml 0.27.0
+# (test-backend-ops perf) on the same ops and shapes, interleaved rounds at
+# 1 and 2 threads; writes docs/performance.md. The peer comes from
+# scripts/ggml-peer.sh when present, else GOGML_GGML_SYSROOT. ggml's perf
+# loop moves ~8 GB per case, so this takes ~13 min on a busy 2-core machine
+# (prompt batch 32, 1 round); BENCHVSGGML_FLAGS to change it (-prompt 512
+# -rounds 2: the full measurement, ~1 h there; -cases 'rope|cpy' to narrow).
+.PHONY: bench-vs-ggml test-simd-levels
+bench-vs-ggml:
+	$(GO) run ./internal/cmd/benchvsggml $(BENCHVSGGML_FLAGS)
+# make test-simd-levels: the kernel and CPU backend tests under each SIMD
+# level this CPU has (GOGML_CPU caps the level; see package vec).
+test-simd-levels:
+	@set -e; for l in generic avx2 avx512; do echo "== GOGML_CPU=$$l"; \
+		GOGML_CPU=$$l $(GO) test -count=1 ./internal/kernels/... ./backends/cpu/...; done
+# --- end bench-vs-ggml ---

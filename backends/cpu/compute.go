@@ -86,6 +86,9 @@ func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func
 // fastKernel returns a fast kernel for node t (bytes dst, sources' bytes
 // src), or nil when the reference must run.
 func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nth int) func(ith, nth int) error {
+	if f := fastKernelExtra(t, dst, src); f != nil { // fast_ops.go
+		return f
+	}
 	s0 := t.Src[0]
 	switch t.Op {
 	case runtime.OpMulMat:
@@ -245,7 +248,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
-	chunk := max(4, min(64, 16384/k))
+	chunk := max(16, min(64, 16384/k)) // at least one full 16-wide GEMM panel
 	rowBytes := a.Type.RowSize(k)
 	if a.Type != runtime.TypeF32 {
 		sp.prepare(nth)
@@ -270,7 +273,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 					S := sp.get(ith, int(cn*k))
 					for j := int64(0); j < cn; j++ {
 						ro := aoff + uint64(jc+j)*a.Nb[1]
-						if err := cpukernels.ToFloat(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil {
+						if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil { // toFloatRow: fast_ops.go
 							return fmt.Errorf("tensor %s: %w", t, err)
 						}
 					}

@@ -2,18 +2,19 @@
 
 package vec
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
+import "unsafe"
 
 // useAVX2 is set once at program start: the CPU and OS support AVX2 and
-// FMA. It is never written afterwards.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// FMA, and GOGML_CPU does not cap the level below avx2 (level_amd64.go).
+// It is never written afterwards.
+var useAVX2 = cpuLevel >= levelAVX2
 
-// Implementation names the kernels in use: "avx2+fma" (assembly) or "go".
+// Implementation names the kernels in use: "avx512+avx2+fma" or
+// "avx2+fma" (assembly, AVX-512 where written), or "go".
 func Implementation() string {
+	if useAVX512 {
+		return "avx512+avx2+fma"
+	}
 	if useAVX2 {
 		return "avx2+fma"
 	}
@@ -331,13 +332,5 @@ const (
 func fmaLoop(n int)
 
 // fmaChunk runs n iterations of the peak loop and returns its flops.
-func fmaChunk(n int) float64 {
-	if useAVX2 {
-		fmaLoop(n)
-		return float64(n) * 12 * 8 * 2
-	}
-	if scalarFMALoop(n) == -1 {
-		return 0
-	}
-	return float64(n) * 16
-}
+// It is the loop of the level in use (GOGML_CPU).
+func fmaChunk(n int) float64 { return fmaChunkLevel(cpuLevel, n) }

@@ -23,6 +23,9 @@ const (
 func kernel6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, acc bool)
 
 //go:noescape
+func kernel6x32AVX512(k int, a *float32, lda int, b0, b1 *float32, c *float32, ldc int, acc bool)
+
+//go:noescape
 func dot2x4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 //go:noescape
@@ -81,7 +84,6 @@ func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []f
 	if m6 < m {
 		aEdge = make([]float32, gemmMR*kcMax)
 	}
-	var cEdge [gemmMR * gemmNR]float32
 	for jc := 0; jc < n; jc += gemmNC {
 		nb := min(gemmNC, n-jc)
 		for pc := 0; pc < k; pc += gemmKC {
@@ -103,6 +105,9 @@ func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []f
 				for jr := 0; jr < nb; jr += gemmNR {
 					nr := min(gemmNR, nb-jr)
 					bpan := &bp[jr*kb]
+					// AVX-512: two full panels at once (6×32 tiles), the
+					// edge rows of a through kernel6x16 below.
+					wide := useAVX512 && jr+2*gemmNR <= nb
 					for ir := 0; ir < mb; ir += gemmMR {
 						i := ic + ir
 						aptr, ldA := (*float32)(nil), kb
@@ -111,25 +116,44 @@ func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []f
 						} else {
 							aptr = &aEdge[0]
 						}
+						if wide && i+gemmMR <= m {
+							kernel6x32AVX512(kb, aptr, ldA, bpan, &bp[(jr+gemmNR)*kb], &c[i*ldc+jc+jr], ldc, acc)
+							continue
+						}
+						if wide {
+							// Edge rows: the second panel's tile first.
+							gemmEdgeTile(kb, aptr, ldA, &bp[(jr+gemmNR)*kb], c, ldc, i, m, jc+jr+gemmNR, gemmNR, acc)
+						}
 						if nr == gemmNR && i+gemmMR <= m {
 							kernel6x16(kb, aptr, ldA, bpan, &c[i*ldc+jc+jr], ldc, acc)
 							continue
 						}
-						kernel6x16(kb, aptr, ldA, bpan, &cEdge[0], gemmNR, false)
-						for r := 0; r < min(gemmMR, m-i); r++ {
-							crow := c[(i+r)*ldc+jc+jr : (i+r)*ldc+jc+jr+nr]
-							erow := cEdge[r*gemmNR : r*gemmNR+nr]
-							if acc {
-								for j, x := range erow {
-									crow[j] += x
-								}
-							} else {
-								copy(crow, erow)
-							}
-						}
+						gemmEdgeTile(kb, aptr, ldA, bpan, c, ldc, i, m, jc+jr, nr, acc)
+					}
+					if wide {
+						jr += gemmNR
 					}
 				}
 			}
+		}
+	}
+}
+
+// gemmEdgeTile runs kernel6x16 on a partial tile (rows i.. of c, fewer
+// than gemmMR of them left, or nr < gemmNR columns from column j) into
+// scratch and stores (or adds) the part inside c.
+func gemmEdgeTile(kb int, aptr *float32, ldA int, bpan *float32, c []float32, ldc, i, m, j, nr int, acc bool) {
+	var cEdge [gemmMR * gemmNR]float32
+	kernel6x16(kb, aptr, ldA, bpan, &cEdge[0], gemmNR, false)
+	for r := 0; r < min(gemmMR, m-i); r++ {
+		crow := c[(i+r)*ldc+j : (i+r)*ldc+j+nr]
+		erow := cEdge[r*gemmNR : r*gemmNR+nr]
+		if acc {
+			for q, x := range erow {
+				crow[q] += x
+			}
+		} else {
+			copy(crow, erow)
 		}
 	}
 }

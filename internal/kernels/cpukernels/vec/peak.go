@@ -15,8 +15,14 @@ import (
 // work. Benchmarks report products as a fraction of it. Without the
 // assembly kernels it times a scalar Go loop instead.
 func PeakGFLOPS(workers int, dur time.Duration) float64 {
+	return peakGFLOPS(workers, dur, fmaChunk)
+}
+
+// peakGFLOPS is PeakGFLOPS with the peak loop chunk (it runs n
+// iterations and returns their flops).
+func peakGFLOPS(workers int, dur time.Duration, chunk func(n int) float64) float64 {
 	workers = max(workers, 1)
-	const chunk = 1 << 13
+	const iters = 1 << 13
 	rates := make([]float64, workers)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -28,7 +34,7 @@ func PeakGFLOPS(workers int, dur time.Duration) float64 {
 			// start after dur has passed.
 			for first := true; first || time.Since(start) < dur; first = false {
 				t := time.Now()
-				f := fmaChunk(chunk)
+				f := chunk(iters)
 				if el := time.Since(t).Seconds(); el > 0 {
 					rates[w] = max(rates[w], f/el)
 				}

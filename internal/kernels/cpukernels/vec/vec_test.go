@@ -505,7 +505,7 @@ func TestPeakGFLOPS(t *testing.T) {
 			t.Fatalf("PeakGFLOPS(%d) = %v", w, g)
 		}
 	}
-	if s := Implementation(); s != "go" && s != "avx2+fma" {
+	if s := Implementation(); s != "go" && s != "avx2+fma" && s != "avx512+avx2+fma" {
 		t.Fatalf("Implementation() = %q", s)
 	}
 }

@@ -1,0 +1,232 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
+	"github.com/gogml/gogml/runtime"
+)
+
+// Fast paths tried before those of compute.go: CPY/DUP/CONT between f32
+// and f16 on the CPU's conversion instructions, GET_ROWS of f32 and f16
+// rows without a per-element conversion, and ROPE on f32 rows. Each worker
+// takes a block of the result's rows; each gives the same bits as the
+// reference kernels (NaN payloads aside, see vec.F32ToF16).
+
+// fastKernelExtra returns a kernel for t from this file, or nil.
+func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth int) error {
+	switch t.Op {
+	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		return convertKernel(t, dst, src[0])
+	case runtime.OpGetRows:
+		return getRowsFloatKernel(t, dst, src[0], src[1])
+	case runtime.OpRope:
+		return ropeKernel(t, dst, src[0], src[1])
+	}
+	return nil
+}
+
+// halves views n uint16 values at byte off of b (off+2n ≤ len(b) and
+// 2-byte alignment already known).
+func halves(b []byte, off uint64, n int64) []uint16 {
+	if n <= 0 {
+		return nil
+	}
+	_ = b[off+2*uint64(n)-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[off])), n)
+}
+
+// halfLayout is f32Layout for f16: dense rows, even strides, 2-byte
+// aligned bytes.
+func halfLayout(t *runtime.Tensor, b []byte) bool {
+	if t.Type != runtime.TypeF16 || t.Nb[0] != 2 || len(b) == 0 {
+		return false
+	}
+	for i := 1; i < runtime.MaxDims; i++ {
+		if t.Nb[i]%2 != 0 {
+			return false
+		}
+	}
+	return uintptr(unsafe.Pointer(&b[0]))%2 == 0
+}
+
+// f32ToF16Row converts src into dst: the CPU's instructions for the bulk,
+// cpukernels.F32ToF16 for the tail.
+func f32ToF16Row(dst []uint16, src []float32) {
+	for i := vec.F32ToF16(dst, src); i < len(src); i++ {
+		dst[i] = cpukernels.F32ToF16(src[i])
+	}
+}
+
+// f16ToF32Row converts src into dst as f32ToF16Row.
+func f16ToF32Row(dst []float32, src []uint16) {
+	for i := vec.F16ToF32(dst, src); i < len(src); i++ {
+		dst[i] = cpukernels.F16ToF32(src[i])
+	}
+}
+
+// convertKernel handles f32 → f16 and f16 → f32 copies where the source
+// and result rows have the same length; rows may be strided.
+func convertKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error {
+	s := t.Src[0]
+	if s.Ne[0] != t.Ne[0] || t.Nelements() != s.Nelements() {
+		return nil
+	}
+	var conv func(d, s []byte, do, so uint64, n int64)
+	switch {
+	case f32Layout(s, sm) && halfLayout(t, dm):
+		conv = func(d, s []byte, do, so uint64, n int64) { f32ToF16Row(halves(d, do, n), floats(s, so, n)) }
+	case halfLayout(s, sm) && f32Layout(t, dm):
+		conv = func(d, s []byte, do, so uint64, n int64) { f16ToF32Row(floats(d, do, n), halves(s, so, n)) }
+	default:
+		return nil
+	}
+	ne0 := t.Ne[0]
+	if t.IsContiguous() && s.IsContiguous() {
+		// One call per worker over its block of rows.
+		return func(ith, nth int) error {
+			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+			if r0 < r1 {
+				conv(dm, sm, uint64(r0*ne0)*t.Type.Size(), uint64(r0*ne0)*s.Type.Size(), (r1-r0)*ne0)
+			}
+			return nil
+		}
+	}
+	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+		j1, j2, j3 := rowCoords(s.Ne, i1+t.Ne[1]*(i2+t.Ne[2]*i3))
+		conv(dm, sm, off3(t.Nb, i1, i2, i3), off3(s.Nb, j1, j2, j3), ne0)
+		return nil
+	})
+}
+
+// getRowsFloatKernel gathers f32, f16 or q8_0 rows into f32 rows: a
+// copy, or the CPU's vector conversions.
+func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int) error {
+	a, b := t.Src[0], t.Src[1]
+	if !f32Layout(t, dm) || b.Type != runtime.TypeI32 || a.Ne[0] != t.Ne[0] {
+		return nil
+	}
+	f16, q8 := halfLayout(a, am), a.Type == runtime.TypeQ8_0 && a.IsContiguousRows() && a.Ne[0]%cpukernels.QK == 0
+	if !f16 && !q8 && !f32Layout(a, am) {
+		return nil
+	}
+	ne0 := t.Ne[0]
+	rowBytes := a.Type.RowSize(ne0)
+	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+		idx := int64(int32(binary.LittleEndian.Uint32(bm[uint64(i1)*b.Nb[0]+off3(b.Nb, i2, i3, 0):])))
+		if idx < 0 || idx >= a.Ne[1] {
+			return fmt.Errorf("tensor %s: row index %d at (%d, %d, %d) of %q outside [0, %d): %w",
+				t, idx, i1, i2, i3, b.Name, a.Ne[1], runtime.ErrOutOfBounds)
+		}
+		d := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
+		if q8 {
+			ro := off3(a.Nb, idx, i2, i3)
+			row := am[ro : ro+rowBytes]
+			nb := vec.DequantQ8_0(d, row)
+			return cpukernels.DequantizeRowQ8_0(row[nb*cpukernels.BlockQ8_0Size:], d[nb*cpukernels.QK:])
+		}
+		if f16 {
+			f16ToF32Row(d, halves(am, off3(a.Nb, idx, i2, i3), ne0))
+		} else {
+			copy(d, floats(am, off3(a.Nb, idx, i2, i3), ne0))
+		}
+		return nil
+	})
+}
+
+// ropeKernel rotates f32 rows (normal or NeoX mode) as the reference
+// kernel does, with the same float32 operations in the same order: each
+// worker computes the (cos, sin) cache once per position of its block
+// of rows, then rotates each row straight from the source into the
+// result.
+func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
+	s, p := t.Src[0], t.Src[1]
+	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
+	if !f32Layout(t, dm) || !f32Layout(s, sm) || p.Type != runtime.TypeI32 || !runtime.SameShape(s, t) ||
+		(mode != runtime.RopeNormal && mode != runtime.RopeNeoX) || nDims <= 0 || int64(nDims) > t.Ne[0] || nDims%2 != 0 {
+		return nil
+	}
+	if t.Src[2] != nil {
+		return nil // frequency factors: the reference kernel
+	}
+	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
+	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
+	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
+	lo, hi := cpukernels.RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
+	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
+	ne0, nd := t.Ne[0], int(nDims)
+	return func(ith, nth int) error {
+		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+		if r0 >= r1 {
+			return nil
+		}
+		cache := make([]float32, nd)
+		lastPos := int64(-1)
+		for r := r0; r < r1; r++ {
+			i1, i2, i3 := rowCoords(t.Ne, r)
+			if i2 != lastPos {
+				pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
+				cpukernels.RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, nil, 1)
+				lastPos = i2
+			}
+			x := floats(sm, off3(s.Nb, i1, i2, i3), ne0)
+			y := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
+			if mode == runtime.RopeNeoX {
+				ropeNeoX(y[:nd], x[:nd], cache)
+			} else {
+				ropeNormal(y[:nd], x[:nd], cache)
+			}
+			if nd < len(x) {
+				copy(y[nd:], x[nd:])
+			}
+		}
+		return nil
+	}
+}
+
+// ropeNormal rotates adjacent pairs: (x[2k], x[2k+1]) by cache[2k],
+// cache[2k+1] = cos, sin. y may be x.
+func ropeNormal(y, x, cache []float32) {
+	n := len(x) &^ 1
+	y, cache = y[:n], cache[:n]
+	for i := 0; i+1 < n; i += 2 {
+		c, sn := cache[i], cache[i+1]
+		x0, x1 := x[i], x[i+1]
+		y[i] = x0*c - x1*sn
+		y[i+1] = x0*sn + x1*c
+	}
+}
+
+// ropeNeoX rotates pairs half the row apart: (x[k], x[k+n/2]) by
+// cache[2k], cache[2k+1]. y may be x.
+func ropeNeoX(y, x, cache []float32) {
+	h := len(x) / 2
+	xa, xb := x[:h], x[h:2*h]
+	ya, yb := y[:h], y[h:2*h]
+	cache = cache[:2*h]
+	for k := range xa {
+		c, sn := cache[2*k], cache[2*k+1]
+		x0, x1 := xa[k], xb[k]
+		ya[k] = x0*c - x1*sn
+		yb[k] = x0*sn + x1*c
+	}
+}
+
+// toFloatRow is cpukernels.ToFloat with the CPU's conversions for f16 and
+// q8_0 rows (the same values): MUL_MAT widens f16 and q8_0 weight rows
+// with it before the f32 GEMM.
+func toFloatRow(typ runtime.Type, src []byte, dst []float32) error {
+	switch {
+	case typ == runtime.TypeF16 && len(src) >= 2*len(dst) && len(dst) > 0 && uintptr(unsafe.Pointer(&src[0]))%2 == 0:
+		f16ToF32Row(dst, halves(src, 0, int64(len(dst))))
+		return nil
+	case typ == runtime.TypeQ8_0 && len(dst)%cpukernels.QK == 0:
+		nb := vec.DequantQ8_0(dst, src)
+		return cpukernels.DequantizeRowQ8_0(src[nb*cpukernels.BlockQ8_0Size:], dst[nb*cpukernels.QK:])
+	}
+	return cpukernels.ToFloat(typ, src, dst)
+}

@@ -1,0 +1,145 @@
+package cpu
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/gogml/gogml/gallocr"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
+	"github.com/gogml/gogml/runtime"
+)
+
+// TestFastOpsMatchReference runs each op of fast_ops.go through the
+// backend (3 workers, every node split) and then through the reference
+// kernels into the same result, and requires the same bytes. Run it under
+// each GOGML_CPU level (make test-simd-levels) to check every SIMD path.
+func TestFastOpsMatchReference(t *testing.T) {
+	rp := runtime.RopeParams{FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	yarn := runtime.RopeParams{NCtxOrig: 4096, FreqBase: 500000, FreqScale: 0.25, ExtFactor: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	cases := []struct {
+		name  string
+		build func(ctx *runtime.Context) *runtime.Tensor
+	}{
+		{"cpy f32->f16", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.Cpy(ctx.NewTensor2D(runtime.TypeF32, 133, 7), ctx.NewTensor2D(runtime.TypeF16, 133, 7))
+		}},
+		{"cpy f16->f32", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.Cpy(ctx.NewTensor2D(runtime.TypeF16, 96, 9), ctx.NewTensor2D(runtime.TypeF32, 96, 9))
+		}},
+		{"cpy f32->f16 permuted", func(ctx *runtime.Context) *runtime.Tensor {
+			a := ctx.Permute(ctx.NewTensor3D(runtime.TypeF32, 40, 5, 3), 0, 2, 1, 3)
+			return ctx.Cpy(a, ctx.NewTensor3D(runtime.TypeF16, 40, 3, 5))
+		}},
+		{"cont f16->f16 permuted", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.Cont(ctx.Permute(ctx.NewTensor3D(runtime.TypeF16, 40, 5, 3), 0, 2, 1, 3))
+		}},
+		{"get_rows f32", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeF32, 70, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
+		}},
+		{"get_rows f16", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeF16, 70, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
+		}},
+		{"get_rows q8_0", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeQ8_0, 96, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
+		}},
+		{"rope normal", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 64, 4, 9), ctx.NewTensor1D(runtime.TypeI32, 9), nil, 64, runtime.RopeNormal, rp)
+		}},
+		{"rope neox partial", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 64, 4, 9), ctx.NewTensor1D(runtime.TypeI32, 9), nil, 32, runtime.RopeNeoX, rp)
+		}},
+		{"rope yarn inplace", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.RopeExtInplace(ctx.NewTensor3D(runtime.TypeF32, 128, 3, 5), ctx.NewTensor1D(runtime.TypeI32, 5), nil, 96, runtime.RopeNormal, yarn)
+		}},
+	}
+	be := NewBackend(BackendOptions{Threads: 3})
+	defer be.Close()
+	SplitEverything(be)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := runtime.NewContext()
+			out := c.build(ctx)
+			if err := ctx.Err(); err != nil {
+				t.Fatal(err)
+			}
+			buf, err := gallocr.AllocCtxTensors(ctx, DefaultBufferType())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer buf.Free()
+			var leaves []*runtime.Tensor
+			for _, x := range ctx.Tensors() {
+				if x.Op == runtime.OpNone && x.ViewSrc == nil {
+					leaves = append(leaves, x)
+				}
+			}
+			for li, x := range leaves {
+				data := make([]byte, x.NBytes())
+				if x.Type == runtime.TypeQ8_0 {
+					row := make([]float32, x.Ne[0])
+					rb := x.Type.RowSize(x.Ne[0])
+					for r := range x.Nrows() {
+						for i := range row {
+							row[i] = float32(math.Sin(float64(r*x.Ne[0]+int64(i)) * 0.37))
+						}
+						if err := cpukernels.FromFloatCPU(x.Type, row, data[uint64(r)*rb:uint64(r+1)*rb]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := runtime.SetTensorData(x, data, 0); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				for i := range int(x.Nelements()) {
+					v := float32(math.Sin(float64(i)*0.37+float64(li))) * float32(1+i%300) * 0.7
+					switch x.Type {
+					case runtime.TypeI32:
+						binary.LittleEndian.PutUint32(data[4*i:], uint32((i*7)%11))
+					case runtime.TypeF16:
+						binary.LittleEndian.PutUint16(data[2*i:], cpukernels.F32ToF16(v))
+					default:
+						binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+					}
+				}
+				if err := runtime.SetTensorData(x, data, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g := runtime.NewGraph()
+			if err := g.BuildForwardExpand(out); err != nil {
+				t.Fatal(err)
+			}
+			// The source of an in-place op is overwritten: keep its input.
+			src0 := make([]byte, out.Src[0].NBytes())
+			if err := runtime.GetTensorData(out.Src[0], src0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := be.Compute(g); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, out.NBytes())
+			if err := runtime.GetTensorData(out, got, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := runtime.SetTensorData(out.Src[0], src0, 0); err != nil {
+				t.Fatal(err)
+			}
+			for ith := range 2 {
+				if err := cpukernels.Compute(out, hostMem, ith, 2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := make([]byte, out.NBytes())
+			if err := runtime.GetTensorData(out, want, 0); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("level %s: backend result differs from the reference kernels", vec.Level())
+			}
+		})
+	}
+}

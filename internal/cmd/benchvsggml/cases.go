@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// benchCase is one op at one shape, run on both sides.
+type benchCase struct {
+	name  string // unique, [A-Za-z0-9_]: ggml's test-file name field
+	op    string // the op as ggml names it
+	desc  string // the shape in words, for the report
+	ggml  ggmlOp
+	build func(ctx *runtime.Context) *runtime.Tensor // gogml's graph
+}
+
+// ggmlOp is one line of test-backend-ops' --test-file format (a generic op:
+// op, result type and shape, op_params as int32, sources with type, shape
+// and byte strides).
+type ggmlOp struct {
+	op       string
+	typ      runtime.Type
+	ne       [4]int64
+	params   []int32
+	srcTypes []runtime.Type
+	srcNe    [][4]int64
+}
+
+func (g ggmlOp) line(ops map[string]int, name string) (string, error) {
+	op, ok := ops[g.op]
+	if !ok {
+		return "", fmt.Errorf("peer's ggml.h has no GGML_OP_%s", g.op)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d %d %d %d %d %d", op, g.typ, g.ne[0], g.ne[1], g.ne[2], g.ne[3], len(g.params))
+	for _, p := range g.params {
+		fmt.Fprintf(&b, " %d", p)
+	}
+	fmt.Fprintf(&b, " %d", len(g.srcTypes))
+	for i, t := range g.srcTypes {
+		ne := g.srcNe[i]
+		nb1 := t.RowSize(ne[0])
+		fmt.Fprintf(&b, " %d %d %d %d %d %d %d %d %d", t, ne[0], ne[1], ne[2], ne[3],
+			t.Size(), nb1, nb1*uint64(ne[1]), nb1*uint64(ne[1]*ne[2]))
+	}
+	b.WriteString(" " + name)
+	return b.String(), nil
+}
+
+func f32bits(f float32) int32 { return int32(math.Float32bits(f)) }
+
+// benchCases returns the cases: MUL_MAT of a k×k weight of each type by 1
+// (decode) and prompt f32 activation rows, then the row ops on the
+// shapes of a 4096-wide model's prompt of 512 tokens.
+func benchCases(k, prompt int64) []benchCase {
+	var cs []benchCase
+	ks := strconv.FormatInt(k, 10)
+	for _, n := range []int64{1, prompt} {
+		for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeQ6_K} {
+			cs = append(cs, benchCase{
+				name: fmt.Sprintf("mm_%s_n%d", t, n),
+				op:   "MUL_MAT",
+				desc: fmt.Sprintf("%s weights %s×%s, f32 activations n=%d", t, ks, ks, n),
+				ggml: ggmlOp{op: "MUL_MAT", typ: runtime.TypeF32, ne: [4]int64{k, n, 1, 1},
+					srcTypes: []runtime.Type{t, runtime.TypeF32}, srcNe: [][4]int64{{k, k, 1, 1}, {k, n, 1, 1}}},
+				build: func(ctx *runtime.Context) *runtime.Tensor {
+					return ctx.MulMat(ctx.NewTensor2D(t, k, k), ctx.NewTensor2D(runtime.TypeF32, k, n))
+				},
+			})
+		}
+	}
+	const w, rows = 4096, 512
+	cs = append(cs,
+		benchCase{
+			name: "soft_max", op: "SOFT_MAX", desc: "f32 [4096, 512], scale 1, no mask",
+			ggml: ggmlOp{op: "SOFT_MAX", typ: runtime.TypeF32, ne: [4]int64{w, rows, 1, 1}, params: []int32{f32bits(1), 0},
+				srcTypes: []runtime.Type{runtime.TypeF32}, srcNe: [][4]int64{{w, rows, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.SoftMax(ctx.NewTensor2D(runtime.TypeF32, w, rows))
+			},
+		},
+		benchCase{
+			name: "rms_norm", op: "RMS_NORM", desc: "f32 [4096, 512], eps 1e-6",
+			ggml: ggmlOp{op: "RMS_NORM", typ: runtime.TypeF32, ne: [4]int64{w, rows, 1, 1}, params: []int32{f32bits(1e-6)},
+				srcTypes: []runtime.Type{runtime.TypeF32}, srcNe: [][4]int64{{w, rows, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.RMSNorm(ctx.NewTensor2D(runtime.TypeF32, w, rows), 1e-6)
+			},
+		},
+	)
+	for _, mode := range []int32{0, 2} {
+		name, what := "rope", "normal"
+		if mode == 2 {
+			name, what = "rope_neox", "neox"
+		}
+		rp := runtime.RopeParams{FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+		cs = append(cs, benchCase{
+			name: name, op: "ROPE", desc: "f32 [128, 32, 512] (" + what + "), 128 dims, i32 positions",
+			ggml: ggmlOp{op: "ROPE", typ: runtime.TypeF32, ne: [4]int64{128, 32, rows, 1},
+				params: []int32{0, 128, mode, 0, 0, f32bits(rp.FreqBase), f32bits(rp.FreqScale), f32bits(rp.ExtFactor),
+					f32bits(rp.AttnFactor), f32bits(rp.BetaFast), f32bits(rp.BetaSlow)},
+				srcTypes: []runtime.Type{runtime.TypeF32, runtime.TypeI32}, srcNe: [][4]int64{{128, 32, rows, 1}, {rows, 1, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 128, 32, rows), ctx.NewTensor1D(runtime.TypeI32, rows), nil, 128, mode, rp)
+			},
+		})
+	}
+	for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeQ8_0} {
+		cs = append(cs, benchCase{
+			name: "get_rows_" + t.String(), op: "GET_ROWS", desc: fmt.Sprintf("%s [4096, 4096], 512 rows to f32", t),
+			ggml: ggmlOp{op: "GET_ROWS", typ: runtime.TypeF32, ne: [4]int64{w, rows, 1, 1},
+				srcTypes: []runtime.Type{t, runtime.TypeI32}, srcNe: [][4]int64{{w, 4096, 1, 1}, {rows, 1, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.GetRows(ctx.NewTensor2D(t, w, 4096), ctx.NewTensor1D(runtime.TypeI32, rows))
+			},
+		})
+	}
+	for _, p := range [][2]runtime.Type{{runtime.TypeF32, runtime.TypeF16}, {runtime.TypeF16, runtime.TypeF32}} {
+		cs = append(cs, benchCase{
+			name: fmt.Sprintf("cpy_%s_%s", p[0], p[1]), op: "CPY", desc: fmt.Sprintf("%s → %s [4096, 512]", p[0], p[1]),
+			ggml: ggmlOp{op: "CPY", typ: p[1], ne: [4]int64{w, rows, 1, 1},
+				srcTypes: []runtime.Type{p[0], p[1]}, srcNe: [][4]int64{{w, rows, 1, 1}, {w, rows, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.Cpy(ctx.NewTensor2D(p[0], w, rows), ctx.NewTensor2D(p[1], w, rows))
+			},
+		})
+	}
+	return cs
+}

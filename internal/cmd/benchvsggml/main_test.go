@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+func TestParseOpEnum(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "ggml.h")
+	src := "enum ggml_type { GGML_TYPE_F32 = 0 };\n    enum ggml_op {\n        GGML_OP_NONE = 0,\n\n        GGML_OP_DUP,\n        GGML_OP_MUL_MAT, // a comment\n        GGML_OP_COUNT_EQUAL,\n        GGML_OP_COUNT,\n    };\n"
+	if err := os.WriteFile(h, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := parseOpEnum(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"NONE": 0, "DUP": 1, "MUL_MAT": 2, "COUNT_EQUAL": 3} {
+		if got, ok := ops[name]; !ok || got != want {
+			t.Errorf("%s = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+	if _, ok := ops["COUNT"]; ok {
+		t.Error("GGML_OP_COUNT counted as an op")
+	}
+	if err := os.WriteFile(h, []byte("nothing"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseOpEnum(h); err == nil {
+		t.Error("a header without enum ggml_op parsed")
+	}
+}
+
+func TestCaseLines(t *testing.T) {
+	ops := map[string]int{"MUL_MAT": 29, "SOFT_MAX": 46, "RMS_NORM": 25, "ROPE": 48, "GET_ROWS": 40, "CPY": 34}
+	for _, c := range benchCases(4096, 512) {
+		line, err := c.ggml.line(ops, c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.HasSuffix(line, " "+c.name) {
+			t.Errorf("%s: line %q does not end with the name", c.name, line)
+		}
+	}
+	mm := ggmlOp{op: "MUL_MAT", typ: runtime.TypeF32, ne: [4]int64{4096, 1, 1, 1},
+		srcTypes: []runtime.Type{runtime.TypeQ4_0, runtime.TypeF32}, srcNe: [][4]int64{{4096, 4096, 1, 1}, {4096, 1, 1, 1}}}
+	got, err := mm.line(ops, "x")
+	want := "29 0 4096 1 1 1 0 2 2 4096 4096 1 1 18 2304 9437184 9437184 0 4096 1 1 1 4 16384 16384 16384 x"
+	if err != nil || got != want {
+		t.Errorf("line = %q, %v; want %q", got, err, want)
+	}
+	if _, err := (ggmlOp{op: "NOPE"}).line(ops, "x"); err == nil {
+		t.Error("an op missing from the header gave a line")
+	}
+}
+
+func TestPerfLine(t *testing.T) {
+	line := "  MUL_MAT(name=mm_q4_0_n1,type=f32,ne=[4096,1,1,1],op_params=[],sources=q4_0[4096,4096,1,1],f32[4096,1,1,1]):                    908 runs -  4140.26 us/run -     9248 kB/run - \x1b[1;34m   2.13 GB/s\x1b[0m"
+	m := perfRE.FindStringSubmatch(ansiRE.ReplaceAllString(line, ""))
+	if m == nil || m[1] != "mm_q4_0_n1" || m[3] != "4140.26" {
+		t.Fatalf("parsed %q", m)
+	}
+}
