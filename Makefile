@@ -27,6 +27,8 @@ help:
 	@echo "make test-ggml-full  every op of test-backend-ops against gogml rpc-server (long)"
 	@echo "make ggml-conformance  regenerate docs/ggml-conformance.md (every op, CPU and OpenGL; long)"
 	@echo "make gguf-peer    the GGUF tests against Debian's python3-gguf"
+	@echo "make test-simd-levels  the kernel and CPU backend tests at each SIMD level (GOGML_CPU=generic|avx2|avx512)"
+	@echo "make bench-vs-ggml gogml's CPU backend vs ggml 0.27.0 test-backend-ops perf, same shapes, interleaved; writes docs/performance.md"
 	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
 	@echo "make clean        remove build outputs"
 
@@ -39,7 +41,7 @@ vet:
 
 # Every package's tests (fuzz targets run their seed corpora), again under
 # the race detector, then the OpenGL backend on Mesa's llvmpipe.
-test: build vet staticcheck ggml-peer test-go test-race test-opengl test-ggml
+test: build vet staticcheck ggml-peer test-go test-simd-levels test-race test-opengl test-ggml
 
 # staticcheck is pinned in go.mod (go get -tool honnef.co/go/tools/cmd/staticcheck@v0.8.2).
 # The tagged pass needs libEGL's headers (cgo), hence ensure-gl-deps.sh.
@@ -191,8 +193,9 @@ gguf-peer:
 .PHONY: bench-vs-ggml test-simd-levels
 bench-vs-ggml:
 	$(GO) run ./internal/cmd/benchvsggml $(BENCHVSGGML_FLAGS)
-# make test-simd-levels: the kernel and CPU backend tests under each SIMD
-# level this CPU has (GOGML_CPU caps the level; see package vec).
+# make test-simd-levels (part of make test): the kernel and CPU backend
+# tests under each SIMD level (GOGML_CPU caps the level; see package vec;
+# a level the CPU lacks runs as the best it has).
 test-simd-levels:
 	@set -e; for l in generic avx2 avx512; do echo "== GOGML_CPU=$$l"; \
 		GOGML_CPU=$$l $(GO) test -count=1 ./internal/kernels/... ./backends/cpu/...; done
