@@ -8,8 +8,8 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/opengl"
-	"github.com/gogml/gogml/runtime"
 	"github.com/gogml/gogml/rpcserver/rpctest"
+	"github.com/gogml/gogml/runtime"
 )
 
 // TestProvidersWithoutDevice: a provider whose device is absent (or, for

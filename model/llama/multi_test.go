@@ -6,8 +6,8 @@ import (
 
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/backends/rpc"
-	"github.com/gogml/gogml/runtime"
 	"github.com/gogml/gogml/rpcserver/rpctest"
+	"github.com/gogml/gogml/runtime"
 )
 
 // hostDevice is a CPU backend posing as a separate device: it computes
