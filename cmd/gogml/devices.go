@@ -33,9 +33,6 @@ func parseSplit(s string) ([]float64, error) {
 // devices by the scheduler, with where each layer went and the bytes that
 // crossed between devices per token.
 func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf uint64, stdout, stderr io.Writer) error {
-	if o.model != "" {
-		return fmt.Errorf("-devices with -model: not supported yet (a GGUF model runs on one -backend)")
-	}
 	split, err := parseSplit(o.split)
 	if err != nil {
 		return err
@@ -57,12 +54,15 @@ func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf ui
 		fmt.Fprintf(stdout, "device %d: %s (%s), %s free of %s\n", i, d.Name(), d.Description(), runtime.FormatBytes(free), runtime.FormatBytes(total))
 	}
 	t0 := time.Now()
+	opts := llama.Options{Backend: devs[0].Backend(), Strategy: strat}
+	if len(devs) > 1 {
+		opts = llama.Options{Backends: device.Backends(devs), Split: split, Strategy: strat}
+	}
 	var m *llama.Model
-	w := llama.GenerateWeights(cfg)
-	if len(devs) == 1 {
-		m, err = llama.New(w, llama.Options{Backend: devs[0].Backend(), Strategy: strat})
+	if o.model != "" {
+		m, err = llama.LoadGGUF(o.model, llama.LoadOptions{Options: opts, Ctx: cfg.Ctx})
 	} else {
-		m, err = llama.New(w, llama.Options{Backends: device.Backends(devs), Split: split, Strategy: strat})
+		m, err = llama.New(llama.GenerateWeights(cfg), opts)
 	}
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf ui
 	if err := m.Reserve(min(len(prompt), cfg.Ctx)); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "load: %s (weights generated, uploaded, compute buffers reserved)\n", ms(time.Since(t0)))
+	fmt.Fprintf(stdout, "load: %s (weights placed, compute buffers reserved)\n", ms(time.Since(t0)))
 	layers := m.LayerBackends()
 	for i := 0; i < len(layers); {
 		j := i
@@ -101,6 +101,7 @@ func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf ui
 		ids[i] = strconv.Itoa(int(t))
 	}
 	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	printGeneratedText(o, stdout, prompt, res.Generated)
 	if names, bytes := m.Splits(); names != nil {
 		var parts []string
 		var sum uint64

@@ -52,7 +52,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	}
 	fs.StringVar(&o.backend, "backend", "cpu", "compute backend: cpu, cuda or opengl")
 	fs.IntVar(&o.device, "device", 0, "device index for cuda and opengl")
-	fs.StringVar(&o.devices, "devices", "", "spread the model over these devices (replaces -backend): cpu, cuda[:N], opengl[:N], rpc://HOST:PORT[/N], comma separated; list the CPU last")
+	fs.StringVar(&o.devices, "devices", "", "spread the model (built-in or -model) over these devices (replaces -backend): cpu, cuda[:N], opengl[:N], rpc://HOST:PORT[/N], comma separated; list the CPU last")
 	fs.StringVar(&o.split, "split", "", "with -devices: each device's share of the layers, comma separated (default: equal)")
 	fs.IntVar(&o.threads, "threads", 0, fmt.Sprintf("CPU worker goroutines (0: all cores; at most %d)", cpu.MaxThreads))
 	fs.StringVar(&o.prompt, "prompt", "1,2,3,4", "prompt token ids, comma separated")

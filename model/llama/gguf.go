@@ -304,16 +304,30 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 	} else {
 		cfg.Ctx = min(cfg.Ctx, 4096)
 	}
-	bt, err := o.bufferType()
-	if err != nil {
-		return nil, err
+	var m *Model
+	init := (*Model).initWith
+	if len(o.Backends) > 1 {
+		if m, err = multiModel(cfg, o.Options); err != nil {
+			return nil, err
+		}
+		init = (*Model).initWithSched
+	} else {
+		bt, err := o.bufferType()
+		if err != nil {
+			return nil, err
+		}
+		m = &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
 	}
-	m := &Model{cfg: cfg, be: o.Backend, bt: bt, strat: o.Strategy}
-	err = m.initWith(func() error {
-		ctx, infos, err := m.ggufTensors(mf.File)
+	bt := m.bt
+	err = init(m, func() error {
+		ctxs, infos, err := m.ggufTensors(mf.File)
 		if err != nil {
 			return err
 		}
+		if m.multi != nil {
+			return m.uploadGGUF(ctxs, infos, mf, o.Progress)
+		}
+		ctx := ctxs[0]
 		// In place needs the file's tensors aligned as the CPU buffers'
 		// are (GGUF's default 32); a smaller general.alignment is copied.
 		inPlace := !o.Copy && bt.IsHost() && bt.MaxSize() == runtime.NoMaxSize && mf.Alignment >= cpu.DefaultAlignment
@@ -327,7 +341,7 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 				m.wbuf = buf
 				buf.SetUsage(runtime.UsageWeights)
 				for i, t := range ctx.Tensors() {
-					if err := runtime.TensorAlloc(buf, t, mf.DataOffset+infos[i].Offset); err != nil {
+					if err := runtime.TensorAlloc(buf, t, mf.DataOffset+infos[0][i].Offset); err != nil {
 						return fmt.Errorf("llama: place weight %q in the mapping: %w", t.Name, err)
 					}
 					m.stats.WeightsBytes += t.NBytes()
@@ -336,7 +350,7 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 				return nil
 			}
 		}
-		return m.uploadGGUF(ctx, infos, mf, o.Progress)
+		return m.uploadGGUF(ctxs, infos, mf, o.Progress)
 	})
 	if err != nil {
 		m.Close()
@@ -345,30 +359,39 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 	return m, nil
 }
 
-// uploadGGUF places ctx's tensors in buffers of m.bt and copies each from
-// the mapping, in file order, in chunks of at most uploadChunk bytes.
-func (m *Model) uploadGGUF(ctx *runtime.Context, infos []gguf.TensorInfo, mf *gguf.Mapped, progress func(done, total uint64)) error {
-	if err := m.allocWeights(ctx); err != nil {
+// uploadGGUF places each context's tensors in buffers of its device (of
+// m.bt on one backend) and copies each from the mapping, in file order
+// within a device, in chunks of at most uploadChunk bytes.
+func (m *Model) uploadGGUF(ctxs []*runtime.Context, infos [][]gguf.TensorInfo, mf *gguf.Mapped, progress func(done, total uint64)) error {
+	if m.multi != nil {
+		if err := m.allocWeightsMulti(ctxs); err != nil {
+			return err
+		}
+	} else if err := m.allocWeights(ctxs[0]); err != nil {
 		return err
 	}
 	_ = mf.Advise(unix.MADV_SEQUENTIAL) // a hint; the upload works without it
 	var total, done uint64
-	for _, t := range ctx.Tensors() {
-		total += t.NBytes()
-	}
-	for i, t := range ctx.Tensors() {
-		data, err := mf.TensorData(infos[i])
-		if err != nil {
-			return err
+	for _, ctx := range ctxs {
+		for _, t := range ctx.Tensors() {
+			total += t.NBytes()
 		}
-		for off := uint64(0); off < uint64(len(data)); off += uploadChunk {
-			end := min(off+uploadChunk, uint64(len(data)))
-			if err := runtime.SetTensorData(t, data[off:end], off); err != nil {
-				return fmt.Errorf("llama: upload weight %q: %w", t.Name, err)
+	}
+	for c, ctx := range ctxs {
+		for i, t := range ctx.Tensors() {
+			data, err := mf.TensorData(infos[c][i])
+			if err != nil {
+				return err
 			}
-			done += end - off
-			if progress != nil {
-				progress(done, total)
+			for off := uint64(0); off < uint64(len(data)); off += uploadChunk {
+				end := min(off+uploadChunk, uint64(len(data)))
+				if err := runtime.SetTensorData(t, data[off:end], off); err != nil {
+					return fmt.Errorf("llama: upload weight %q: %w", t.Name, err)
+				}
+				done += end - off
+				if progress != nil {
+					progress(done, total)
+				}
 			}
 		}
 	}
@@ -380,11 +403,16 @@ func (m *Model) uploadGGUF(ctx *runtime.Context, infos []gguf.TensorInfo, mf *gg
 // of ctx.Tensors()[i]. Every tensor's shape is checked, every weight type
 // must be one SupportedWeightType knows (norms f32), and a tensor the
 // decoder would not use is an error (it means a feature gogml lacks).
-func (m *Model) ggufTensors(f *gguf.File) (*runtime.Context, []gguf.TensorInfo, error) {
+func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorInfo, error) {
 	cfg := m.cfg
 	d, ff, dkv, V := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim()), int64(cfg.Vocab)
-	ctx := runtime.NewContext()
-	var infos []gguf.TensorInfo
+	// One context per device (one on one backend); infos[d][i] is the
+	// file's info of ctxs[d].Tensors()[i].
+	ctxs := make([]*runtime.Context, max(1, len(m.multi)))
+	for i := range ctxs {
+		ctxs[i] = runtime.NewContext()
+	}
+	infos := make([][]gguf.TensorInfo, len(ctxs))
 	used := map[string]bool{}
 	var errs []error
 	get := func(name string, norm bool, ne ...int64) *runtime.Tensor {
@@ -404,10 +432,11 @@ func (m *Model) ggufTensors(f *gguf.File) (*runtime.Context, []gguf.TensorInfo, 
 			errs = append(errs, fmt.Errorf("%w: tensor %s is %s (gogml runs f32 norms and f32, f16, bf16, q4_0, q8_0 matrices)", ErrUnsupportedModel, name, ti.Type))
 			return nil
 		}
-		t := ctx.NewTensor(ti.Type, ne...)
+		dev := m.deviceOf(name)
+		t := ctxs[dev].NewTensor(ti.Type, ne...)
 		if t != nil {
 			t.Name = name
-			infos = append(infos, ti)
+			infos[dev] = append(infos[dev], ti)
 		}
 		return t
 	}
@@ -442,10 +471,12 @@ func (m *Model) ggufTensors(f *gguf.File) (*runtime.Context, []gguf.TensorInfo, 
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("llama: weights: %w", err)
+	for _, ctx := range ctxs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("llama: weights: %w", err)
+		}
 	}
-	return ctx, infos, nil
+	return ctxs, infos, nil
 }
 
 // CheckGGUF reports whether this decoder can run the file, without placing

@@ -12,7 +12,19 @@ import (
 
 // newMulti places w over o.Backends (see Options.Backends).
 func newMulti(w *Weights, o Options) (*Model, error) {
-	cfg := w.Config
+	m, err := multiModel(w.Config, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.initWithSched(func() error { return m.loadWeights(w) }); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// multiModel is a Model of shape cfg over o.Backends, nothing placed yet.
+func multiModel(cfg Config, o Options) (*Model, error) {
 	for i, b := range o.Backends {
 		if b == nil || b.DefaultBufferType() == nil {
 			return nil, fmt.Errorf("%w: backend %d is nil or has no buffer type", ErrConfig, i)
@@ -37,11 +49,6 @@ func newMulti(w *Weights, o Options) (*Model, error) {
 		multi: o.Backends, layerDev: append([]int(nil), layerDev...)}
 	for _, b := range o.Backends {
 		m.multiBT = append(m.multiBT, b.DefaultBufferType())
-	}
-	err := m.initWithSched(func() error { return m.loadWeights(w) })
-	if err != nil {
-		m.Close()
-		return nil, err
 	}
 	return m, nil
 }

@@ -118,3 +118,27 @@ func TestSpreadLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestGGUFSpreadOverBackends: a GGUF file loaded over two devices and the
+// host gives the tokens and logits of the same file on one backend.
+func TestGGUFSpreadOverBackends(t *testing.T) {
+	cfg := testConfig()
+	cfg.Layers = 3
+	path := writeDemo(t, GenerateWeights(cfg), runtime.TypeF32)
+	one, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: newHostDevice(t, "ONE")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	want := generate(t, one, 6)
+	bes := []runtime.Backend{newHostDevice(t, "DEV0"), newHostDevice(t, "DEV1"), newHostDevice(t, "HOST")}
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backends: bes, LayerBackend: []int{0, 1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sameResult(t, want, generate(t, m, 6), 0)
+	if got := m.LayerBackends(); got[0] != "DEV0" || got[1] != "DEV1" || got[2] != "HOST" {
+		t.Fatalf("layers on %v", got)
+	}
+}
