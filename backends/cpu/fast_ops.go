@@ -150,8 +150,8 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 		(mode != runtime.RopeNormal && mode != runtime.RopeNeoX) || nDims <= 0 || int64(nDims) > t.Ne[0] || nDims%2 != 0 {
 		return nil
 	}
-	if t.Src[2] != nil {
-		return nil // frequency factors: the reference kernel
+	if t.Src[2] != nil || t.OpParamI32(15) != 0 {
+		return nil // frequency factors or an offset (ggml_rope_set_offset): the reference kernel
 	}
 	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
 	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
