@@ -100,7 +100,11 @@ func (c CUDA) Open(arg string) ([]Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda device %d: %w: %w", n, ErrUnavailable, err)
 	}
-	return []Device{&backendDevice{be: be, bt: limit(be.DefaultBufferType(), c.MaxBufferSize), host: be.HostBufferType()}}, nil
+	d := &backendDevice{be: be, host: be.HostBufferType()}
+	if c.MaxBufferSize > 0 {
+		d.bt = be.DeviceBufferType().WithMaxSize(c.MaxBufferSize) // enforced by its AllocBuffer
+	}
+	return []Device{d}, nil
 }
 
 // OpenGL opens EGL devices (build tags opengl,egl).

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/gogml/gogml/backends/cpu"
-	"github.com/gogml/gogml/backends/cuda"
-	"github.com/gogml/gogml/backends/opengl"
+	"github.com/gogml/gogml/device"
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/membench"
 	"github.com/gogml/gogml/model/llama"
@@ -128,41 +127,19 @@ func parseSize(s string) (uint64, error) {
 	return v, nil
 }
 
-// openBackend opens the named backend and the buffer type for weights.
+// openBackend opens -backend's device -device through the device
+// registry (the same drivers as -devices and rpc-server), with the buffer
+// type for weights: the device's own, limited by -max-buffer-size.
 func openBackend(o *runOptions, maxBuf uint64) (runtime.Backend, runtime.BufferType, error) {
-	switch o.backend {
-	case "cpu":
-		bt := runtime.BufferType(cpu.DefaultBufferType())
-		if maxBuf > 0 {
-			b, err := cpu.NewBufferType(cpu.BufferTypeOptions{MaxSize: maxBuf})
-			if err != nil {
-				return nil, nil, err
-			}
-			bt = b
+	spec := fmt.Sprintf("%s:%d", o.backend, o.device)
+	devs, err := device.Default(device.Options{Threads: o.threads, MaxBufferSize: maxBuf}).Open(spec)
+	if err != nil {
+		if errors.Is(err, device.ErrUnknownDriver) || errors.Is(err, device.ErrUnavailable) {
+			return nil, nil, fmt.Errorf("-backend %s: %w: %w", o.backend, errBackendUnavailable, err)
 		}
-		return cpu.NewBackend(cpu.BackendOptions{Threads: o.threads}), bt, nil
-	case "cuda":
-		b, err := cuda.New(o.device)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cuda device %d: %w: %w", o.device, errBackendUnavailable, err)
-		}
-		if maxBuf == 0 {
-			return b, b.DefaultBufferType(), nil
-		}
-		return b, b.DeviceBufferType().WithMaxSize(maxBuf), nil
-	case "opengl", "gl":
-		b, err := opengl.New(opengl.Config{Device: o.device})
-		if err != nil {
-			return nil, nil, fmt.Errorf("opengl device %d: %w: %w", o.device, errBackendUnavailable, err)
-		}
-		bt, err := b.BufferTypeWithMaxSize(maxBuf)
-		if err != nil {
-			_ = b.Close()
-			return nil, nil, fmt.Errorf("-max-buffer-size: %w", err)
-		}
-		return b, bt, nil
+		return nil, nil, fmt.Errorf("-backend %s: %w", o.backend, err)
 	}
-	return nil, nil, fmt.Errorf("-backend %q (want cpu, cuda or opengl): %w", o.backend, errBackendUnavailable)
+	return devs[0].Backend(), devs[0].BufferType(), nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
