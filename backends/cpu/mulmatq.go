@@ -36,35 +36,33 @@ type qKernel struct {
 	maxM int64
 }
 
+// quantDots are the integer row dots by weight type (read only).
+var quantDots = map[runtime.Type]func([]float32, []byte, int, []byte, int) error{
+	runtime.TypeQ8_0: vec.DotQ8_0Rows, runtime.TypeQ4_0: vec.DotQ4_0Rows, runtime.TypeQ5_0: vec.DotQ5_0Rows,
+	runtime.TypeQ4_1: vec.DotQ4_1Rows, runtime.TypeQ5_1: vec.DotQ5_1Rows,
+	runtime.TypeQ2_K: vec.DotQ2_KRows, runtime.TypeQ3_K: vec.DotQ3_KRows, runtime.TypeQ4_K: vec.DotQ4_KRows,
+	runtime.TypeQ5_K: vec.DotQ5_KRows, runtime.TypeQ6_K: vec.DotQ6_KRows,
+}
+
 // quantKernel returns the product for weights of type typ, or false.
 func quantKernel(typ runtime.Type) (qKernel, bool) {
-	q80, q81, q8K := cpukernels.QuantizeRowQ8_0CPU, cpukernels.QuantizeRowQ8_1CPU, cpukernels.QuantizeRowQ8_K
-	var k qKernel
-	switch typ {
+	dot, ok := quantDots[typ]
+	if !ok {
+		return qKernel{}, false
+	}
+	// The activations' quantizer follows from their type (ggml's
+	// vec_dot_type): the CPU's q8_0/q8_1 quantizers, q8_K's reference one.
+	k := qKernel{act: cpukernels.VecDotType(typ), dot: dot}
+	switch k.act {
 	case runtime.TypeQ8_0:
-		k = qKernel{quant: q80, dot: vec.DotQ8_0Rows}
-	case runtime.TypeQ4_0:
-		k = qKernel{quant: q80, dot: vec.DotQ4_0Rows}
-	case runtime.TypeQ5_0:
-		k = qKernel{quant: q80, dot: vec.DotQ5_0Rows}
-	case runtime.TypeQ4_1:
-		k = qKernel{quant: q81, dot: vec.DotQ4_1Rows}
-	case runtime.TypeQ5_1:
-		k = qKernel{quant: q81, dot: vec.DotQ5_1Rows}
-	case runtime.TypeQ2_K:
-		k = qKernel{quant: q8K, dot: vec.DotQ2_KRows}
-	case runtime.TypeQ3_K:
-		k = qKernel{quant: q8K, dot: vec.DotQ3_KRows}
-	case runtime.TypeQ4_K:
-		k = qKernel{quant: q8K, dot: vec.DotQ4_KRows}
-	case runtime.TypeQ5_K:
-		k = qKernel{quant: q8K, dot: vec.DotQ5_KRows}
-	case runtime.TypeQ6_K:
-		k = qKernel{quant: q8K, dot: vec.DotQ6_KRows}
+		k.quant = cpukernels.QuantizeRowQ8_0CPU
+	case runtime.TypeQ8_1:
+		k.quant = cpukernels.QuantizeRowQ8_1CPU
+	case runtime.TypeQ8_K:
+		k.quant = cpukernels.QuantizeRowQ8_K
 	default:
 		return qKernel{}, false
 	}
-	k.act = cpukernels.VecDotType(typ)
 	simd := vec.Implementation() != "go"
 	switch typ {
 	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K:
