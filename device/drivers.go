@@ -43,21 +43,6 @@ func index(arg, driver string) (int, error) {
 	return n, nil
 }
 
-// limited lowers a buffer type's MaxSize.
-type limited struct {
-	runtime.BufferType
-	max uint64
-}
-
-func (l limited) MaxSize() uint64 { return min(l.max, l.BufferType.MaxSize()) }
-
-func limit(bt runtime.BufferType, max uint64) runtime.BufferType {
-	if max == 0 || bt == nil {
-		return bt
-	}
-	return limited{bt, max}
-}
-
 // CPU is the host driver: one device, "cpu".
 type CPU struct {
 	Threads       int
