@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,12 +141,13 @@ func (c *client) alloc(dev uint32, size uint64) rbuffer {
 	return b
 }
 
-var nextID uint64 = 0x7f00_0000_1000
+// nextID hands out tensor IDs; clients in concurrent tests share it.
+var nextID atomic.Uint64
 
 // f32 describes a contiguous f32 tensor of ne elements at base+off of b.
 func f32(b rbuffer, off uint64, ne ...uint32) rpcwire.Tensor {
-	nextID += 0x200
-	t := rpcwire.Tensor{ID: nextID, Type: 0, Buffer: b.handle, Data: b.base + off}
+	id := 0x7f00_0000_1000 + nextID.Add(0x200)
+	t := rpcwire.Tensor{ID: id, Type: 0, Buffer: b.handle, Data: b.base + off}
 	for i := range 4 {
 		t.Ne[i] = 1
 	}
@@ -154,7 +156,7 @@ func f32(b rbuffer, off uint64, ne ...uint32) rpcwire.Tensor {
 	for i := 1; i < 4; i++ {
 		t.Nb[i] = t.Nb[i-1] * t.Ne[i-1]
 	}
-	t.SetName(fmt.Sprintf("t%x", nextID))
+	t.SetName(fmt.Sprintf("t%x", id))
 	return t
 }
 
