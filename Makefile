@@ -29,6 +29,7 @@ help:
 	@echo "make gguf-peer    the GGUF tests against Debian's python3-gguf"
 	@echo "make test-simd-levels  the kernel and CPU backend tests at each SIMD level (GOGML_CPU=generic|avx2|avx512)"
 	@echo "make bench-vs-ggml gogml's CPU backend vs ggml 0.27.0 test-backend-ops perf, same shapes, interleaved; writes docs/performance.md"
+	@echo "make bench-vs-llama gogml run -model vs llama.cpp's llama-bench and llama-completion on the same GGUF files; writes docs/llama-bench.md"
 	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
 	@echo "make clean        remove build outputs"
 
@@ -181,6 +182,19 @@ gguf-peer:
 	sh scripts/gguf-peer.sh $(GGUF_PEER_DIR)
 	GOGML_GGUF_PEER=$(GGUF_PEER_DIR)/root/usr/lib/python3/dist-packages $(GO) test -count=1 -v -run 'Peer|GGML' ./gguf/
 # --- end gguf ---
+
+# --- bench-vs-llama ---
+# make bench-vs-llama: the decoder side by side with llama.cpp 0.7.0 on the
+# same GGUF files (an f16 file written by gogml, the other types quantized
+# by llama-quantize --pure): llama-bench -p 128 -n 64 -t 2 against gogml run
+# -model, then time to first token and peak RSS on a cold page cache;
+# writes docs/llama-bench.md (~5 min on a quiet 2-core machine).
+# BENCHVSLLAMA_FLAGS to change it (-types, -p, -n, -t, -r, model shape).
+.PHONY: bench-vs-llama
+BENCHVSLLAMA_FLAGS ?=
+bench-vs-llama: ggml-peer
+	$(GO) run ./internal/cmd/benchvsllama -out docs/llama-bench.md $(BENCHVSLLAMA_FLAGS)
+# --- end bench-vs-llama ---
 
 # --- bench-vs-ggml ---
 # make bench-vs-ggml: gogml's CPU backend and Debian's ggml 0.27.0
