@@ -124,8 +124,8 @@ func convWhy(t *runtime.Tensor) string {
 		if !kernelType(s0) || s1.Type != f32 || t.Type != f32 {
 			return "want an f32 or f16 kernel, f32 input and result"
 		}
-		if !positive(0, 2) || !nonNeg(1) {
-			return "stride and dilation must be positive, pad non-negative"
+		if !positive(0) || p(1) != 0 || p(2) != 1 {
+			return "want a positive stride, p0 0 and d0 1 (as ggml asserts)"
 		}
 		n := (s1.Ne[0]-1)*p(0) - 2*p(1) + p(2)*(s0.Ne[0]-1) + 1
 		if s0.Ne[3] != 1 || s1.Ne[3] != 1 || s0.Ne[2] != s1.Ne[1] || n < 1 || t.Ne != [4]int64{n, s0.Ne[1], s1.Ne[2], 1} {
