@@ -561,8 +561,8 @@ func (k *kernel) groupNorm() {
 	}
 }
 
-// getRowsBack adds row i of a into row ids[i] of the zeroed result, i
-// ascending.
+// getRowsBack adds row i of a into row ids[i] of the zeroed result, for
+// each id i ascending.
 func (k *kernel) getRowsBack() error {
 	t, a, ids := k.t, k.t.Src[0], k.t.Src[1]
 	acc := make([]float32, t.Ne[0]*t.Ne[1])
