@@ -356,71 +356,64 @@ func convGeometry(t *runtime.Tensor) convGeom {
 	return g
 }
 
-// convBlock is how many patches convPatches multiplies against each kernel
-// row at once.
-const convBlock = 4
+// ConvPlan unfolds the patches of a CONV_2D or CONV_3D node for a
+// product with its kernel, as ggml's CPU kernel does: patch q (the
+// result's positions in x, y, z, batch order) holds the input under the
+// kernel at that position in (channel, depth, row, column) order, 0
+// outside the input, rounded to f16 when the kernel is f16. The reference
+// kernel and the CPU backend's fast path share it.
+type ConvPlan struct {
+	g       convGeom
+	round   bool
+	kn, n   int64
+	patches int64
+}
 
-// convPatches computes part ith of nth of a CONV_2D or CONV_3D as ggml's
-// CPU kernel does: the result's positions (patches) split across parts;
-// each patch is unfolded (im2col; rounded to f16 when the kernel is f16)
-// and multiplied with every output channel's kernel row, summing in
-// float32 in the unfolded order (channel, depth, row, column).
-func (k *kernel) convPatches(ith, nth int) {
-	t, a, b := k.t, k.t.Src[0], k.t.Src[1]
+// NewConvPlan returns the plan of node t, which Supports must accept.
+func NewConvPlan(t *runtime.Tensor) *ConvPlan {
 	g := convGeometry(t)
-	kn := g.ic * g.ker[0] * g.ker[1] * g.ker[2]
-	total := g.n * g.out[0] * g.out[1] * g.out[2]
-	p0, p1 := RowRange(total, ith, nth)
-	if p0 >= p1 {
-		return
-	}
-	// The kernel, dense: row oc holds (ic, kz, ky, kx).
-	w := make([]float32, g.oc*kn)
+	return &ConvPlan{g: g, round: g.kerTyp == runtime.TypeF16, kn: g.ic * g.ker[0] * g.ker[1] * g.ker[2],
+		n: g.oc, patches: g.n * g.out[0] * g.out[1] * g.out[2]}
+}
+
+// Sizes returns the number of patches, the length of a patch (and of a
+// kernel row) and the number of output channels (kernel rows).
+func (pl *ConvPlan) Sizes() (patches, k, oc int64) { return pl.patches, pl.kn, pl.n }
+
+// Kernel returns the kernel (bytes ker) as a dense f32 matrix, row oc
+// holding output channel oc in patch order.
+func (pl *ConvPlan) Kernel(ker []byte) []float32 {
+	g := &pl.g
+	w := make([]float32, g.oc*pl.kn)
+	i := 0
 	for oc := int64(0); oc < g.oc; oc++ {
-		i := oc * kn
 		for ic := int64(0); ic < g.ic; ic++ {
 			for kz := int64(0); kz < g.ker[2]; kz++ {
 				for ky := int64(0); ky < g.ker[1]; ky++ {
 					base := uint64(oc)*g.kO + uint64(ic)*g.kC + uint64(kz)*g.kNb[2] + uint64(ky)*g.kNb[1]
 					for kx := int64(0); kx < g.ker[0]; kx++ {
-						w[i] = loadF(a.Type, k.src[0], base+uint64(kx)*g.kNb[0])
+						w[i] = loadF(g.kerTyp, ker, base+uint64(kx)*g.kNb[0])
 						i++
 					}
 				}
 			}
 		}
 	}
-	round := a.Type == runtime.TypeF16
-	patches := make([]float32, convBlock*kn)
-	var pos [convBlock][4]int64 // x, y, z, n of each patch of a block
-	for p := p0; p < p1; p += convBlock {
-		nb := min(int64(convBlock), p1-p)
-		for j := int64(0); j < nb; j++ {
-			q := p + j
-			x := q % g.out[0]
-			y := (q / g.out[0]) % g.out[1]
-			z := (q / (g.out[0] * g.out[1])) % g.out[2]
-			n := q / (g.out[0] * g.out[1] * g.out[2])
-			pos[j] = [4]int64{x, y, z, n}
-			k.unfold(&g, b, patches[j*kn:(j+1)*kn], x, y, z, n, round)
-		}
-		for j := nb; j < convBlock; j++ { // pad the block with a copy of its first patch
-			copy(patches[j*kn:(j+1)*kn], patches[:kn])
-		}
-		for oc := int64(0); oc < g.oc; oc++ {
-			s := dot4(w[oc*kn:(oc+1)*kn], patches[:kn], patches[kn:2*kn], patches[2*kn:3*kn], patches[3*kn:4*kn])
-			for j := int64(0); j < nb; j++ {
-				x, y, z, n := pos[j][0], pos[j][1], pos[j][2], pos[j][3]
-				off := uint64(x)*g.outNb[0] + uint64(y)*g.outNb[1] + uint64(z)*g.outNb[2] + uint64(oc)*g.outC + uint64(n)*g.outN
-				storeF(runtime.TypeF32, k.dst, off, s[j])
-			}
-		}
-	}
+	return w
 }
 
-// unfold writes the patch of output position (x, y, z) of batch n into
-// dst in (channel, depth, row, column) order, 0 outside the input.
-func (k *kernel) unfold(g *convGeom, b *runtime.Tensor, dst []float32, x, y, z, n int64, round bool) {
+// coords splits patch q into its result position and batch.
+func (pl *ConvPlan) coords(q int64) (x, y, z, n int64) {
+	o := &pl.g.out
+	return q % o[0], (q / o[0]) % o[1], (q / (o[0] * o[1])) % o[2], q / (o[0] * o[1] * o[2])
+}
+
+// Unfold writes patch q of the input (bytes in) into dst (Sizes' k
+// values).
+func (pl *ConvPlan) Unfold(in []byte, q int64, dst []float32) {
+	g := &pl.g
+	x, y, z, n := pl.coords(q)
+	dst = dst[:pl.kn]
 	i := 0
 	for ic := int64(0); ic < g.ic; ic++ {
 		cbase := uint64(n)*g.inN + uint64(ic)*g.inC
@@ -433,8 +426,8 @@ func (k *kernel) unfold(g *convGeom, b *runtime.Tensor, dst []float32, x, y, z, 
 					sx := x*g.s[0] + kx*g.d[0] - g.p[0]
 					v := float32(0)
 					if rowIn && sx >= 0 && sx < g.in[0] {
-						v = loadF(b.Type, k.src[1], cbase+uint64(sz)*g.inNb[2]+uint64(sy)*g.inNb[1]+uint64(sx)*g.inNb[0])
-						if round {
+						v = loadF(g.inTyp, in, cbase+uint64(sz)*g.inNb[2]+uint64(sy)*g.inNb[1]+uint64(sx)*g.inNb[0])
+						if pl.round {
 							v = halfRound(v)
 						}
 					}
@@ -442,6 +435,58 @@ func (k *kernel) unfold(g *convGeom, b *runtime.Tensor, dst []float32, x, y, z, 
 					i++
 				}
 			}
+		}
+	}
+}
+
+// Store writes the results of patch q, vals[oc·stride] for each output
+// channel oc, into the result's bytes out.
+func (pl *ConvPlan) Store(out []byte, q int64, vals []float32, stride int) {
+	g := &pl.g
+	x, y, z, n := pl.coords(q)
+	base := uint64(x)*g.outNb[0] + uint64(y)*g.outNb[1] + uint64(z)*g.outNb[2] + uint64(n)*g.outN
+	for oc := int64(0); oc < g.oc; oc++ {
+		storeF(runtime.TypeF32, out, base+uint64(oc)*g.outC, vals[int(oc)*stride])
+	}
+}
+
+// convBlock is how many patches convPatches multiplies against each kernel
+// row at once.
+const convBlock = 4
+
+// convPatches computes part ith of nth of a CONV_2D or CONV_3D as ggml's
+// CPU kernel does: the patches (ConvPlan) split across parts; each is
+// multiplied with every output channel's kernel row, summing in float32 in
+// patch order.
+func (k *kernel) convPatches(ith, nth int) {
+	pl := NewConvPlan(k.t)
+	total, kn, noc := pl.Sizes()
+	p0, p1 := RowRange(total, ith, nth)
+	if p0 >= p1 {
+		return
+	}
+	w := pl.Kernel(k.src[0])
+	patches := make([]float32, convBlock*kn)
+	var res [convBlock][]float32
+	for j := range res {
+		res[j] = make([]float32, noc)
+	}
+	for p := p0; p < p1; p += convBlock {
+		nb := min(int64(convBlock), p1-p)
+		for j := int64(0); j < nb; j++ {
+			pl.Unfold(k.src[1], p+j, patches[j*kn:(j+1)*kn])
+		}
+		for j := nb; j < convBlock; j++ { // pad the block with a copy of its first patch
+			copy(patches[j*kn:(j+1)*kn], patches[:kn])
+		}
+		for oc := int64(0); oc < noc; oc++ {
+			s := dot4(w[oc*kn:(oc+1)*kn], patches[:kn], patches[kn:2*kn], patches[2*kn:3*kn], patches[3*kn:4*kn])
+			for j := range res {
+				res[j][oc] = s[j]
+			}
+		}
+		for j := int64(0); j < nb; j++ {
+			pl.Store(k.dst, p+j, res[j], 1)
 		}
 	}
 }
