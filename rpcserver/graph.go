@@ -24,6 +24,31 @@ type storedGraph struct {
 	// unsupported names why the backend cannot run the graph ("" if it
 	// can).
 	unsupported string
+	// zeros are nodes whose result is a sum of no terms (emptySum): they
+	// are set to 0 before the graph runs and are not part of it.
+	zeros []*wtensor
+}
+
+// emptySum reports whether node t is a convolution with an empty source:
+// ggml computes each of its (existing) result elements as a sum of no
+// terms, 0, where gogml's tensors cannot have an empty dimension.
+func emptySum(t *runtime.Tensor) bool {
+	if t.Op != runtime.OpConv2D && t.Op != runtime.OpConv3D {
+		return false
+	}
+	for _, s := range t.Src[:2] {
+		if s == nil {
+			return false
+		}
+	}
+	for _, s := range t.Src[:2] {
+		for _, n := range s.Ne {
+			if n == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // graphBuilder links decoded tensors by the client's ids.
@@ -144,6 +169,12 @@ func (c *conn) graphCompute(p []byte) error {
 		if err := checkNode(t); err != nil {
 			return fmt.Errorf("node %d: %w", i, err)
 		}
+		if emptySum(t) {
+			inGraph[t] = true
+			sg.zeros = append(sg.zeros, wt)
+			sg.nodes = append(sg.nodes, wt)
+			continue
+		}
 		if why := c.checkSources(d, wt); why != "" && sg.unsupported == "" {
 			sg.unsupported = why
 		}
@@ -217,6 +248,11 @@ func opDesc(t *runtime.Tensor) string {
 func (c *conn) run(sg *storedGraph) {
 	d := sg.dev
 	why := sg.unsupported
+	if why == "" {
+		for _, wt := range sg.zeros {
+			c.fill(wt, 0)
+		}
+	}
 	if why == "" && sg.graph.NumNodes() > 0 {
 		if err := d.compute(sg.graph); err != nil {
 			why = fmt.Sprintf("compute failed: %v", err)
@@ -227,16 +263,21 @@ func (c *conn) run(sg *storedGraph) {
 	}
 	c.s.logf("[graph_compute] device %d: %s: %d node outputs filled with NaN", d.index, why, len(sg.nodes))
 	for _, wt := range sg.nodes {
-		if wt.nbytes == 0 {
-			continue
-		}
-		off := wt.data - wt.rb.base
-		wt.rb.dev.mu.Lock()
-		err := wt.rb.buf.MemsetTensor(byteTensor(wt.rb, off, wt.nbytes), 0xFF, 0, wt.nbytes)
-		wt.rb.dev.mu.Unlock()
-		if err != nil {
-			c.s.logf("[graph_compute] poison %q: %v", wt.t.Name, err)
-		}
+		c.fill(wt, 0xFF)
+	}
+}
+
+// fill sets every byte of node wt's span to v.
+func (c *conn) fill(wt *wtensor, v byte) {
+	if wt.nbytes == 0 {
+		return
+	}
+	off := wt.data - wt.rb.base
+	wt.rb.dev.mu.Lock()
+	err := wt.rb.buf.MemsetTensor(byteTensor(wt.rb, off, wt.nbytes), v, 0, wt.nbytes)
+	wt.rb.dev.mu.Unlock()
+	if err != nil {
+		c.s.logf("[graph_compute] fill %q with %#x: %v", wt.t.Name, v, err)
 	}
 }
 

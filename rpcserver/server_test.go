@@ -266,3 +266,23 @@ func TestHelloKeepsPlainTCP(t *testing.T) {
 		t.Fatal("device count after hello")
 	}
 }
+
+// TestEmptyKernelConvIsZeros: a convolution with an empty kernel (ggml's
+// test-backend-ops has such cases) gives zeros, as ggml computes it, where
+// other ops with an empty source are refused.
+func TestEmptyKernelConvIsZeros(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	k := f32(b, 0, 0, 1, 1, 1) // {0, 1, 1, 1}: no elements
+	x := f32(b, 64, 2, 2, 1, 1)
+	z := opTensor(b, 128, runtime.OpConv2D, []*rpcwire.Tensor{&k, &x}, 3, 3, 1, 1)
+	copy(z.OpParams[:], []int32{1, 1, 0, 0, 1, 1})
+	c.set(&z, 0, floats(1, 1, 1, 1, 1, 1, 1, 1, 1))
+	c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &k, &x, &z))
+	for _, v := range toFloats(c.get(&z, 0, 36)) {
+		if v != 0 {
+			t.Fatalf("output %v of a convolution with an empty kernel, want 0", v)
+		}
+	}
+}

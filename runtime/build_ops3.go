@@ -377,13 +377,15 @@ func (c *Context) OutProd(a, b *Tensor) *Tensor {
 }
 
 // GetRowsBack is the gradient of GetRows: row i of the matrix a is added
-// into row b[i] of a zero f32 matrix of c's shape (ggml_get_rows_back).
+// into row b[i] of a zero f32 matrix of c's shape (ggml_get_rows_back), for
+// each of b's ids (b may have fewer ids than a has rows; the rest of a is
+// unused).
 func (c *Context) GetRowsBack(a, b, shape *Tensor) *Tensor {
 	if !c.ok(a, b, shape) {
 		return nil
 	}
-	if !a.IsMatrix() || !b.IsVector() || b.Type != TypeI32 || !shape.IsMatrix() || a.Ne[0] != shape.Ne[0] || b.Ne[0] != a.Ne[1] {
-		return c.opErr(OpGetRowsBack, ErrShape, "want matrix a, i32 vector b of a.ne1 ids, matrix c with c.ne0 == a.ne0", a, b, shape)
+	if !a.IsMatrix() || !b.IsVector() || b.Type != TypeI32 || !shape.IsMatrix() || a.Ne[0] != shape.Ne[0] || b.Ne[0] > a.Ne[1] {
+		return c.opErr(OpGetRowsBack, ErrShape, "want matrix a, i32 vector b of at most a.ne1 ids, matrix c with c.ne0 == a.ne0", a, b, shape)
 	}
 	return c.NewOp(OpGetRowsBack, TypeF32, [MaxDims]int64{shape.Ne[0], shape.Ne[1], 1, 1}, a, b)
 }

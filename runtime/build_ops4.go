@@ -70,8 +70,8 @@ func (c *Context) Im2col(a, b *Tensor, s0, s1, p0, p1, d0, d1 int, is2D bool, ty
 }
 
 // Pool1D pools each row of a with kernel k0, stride s0 and padding p0
-// (ggml_pool_1d; ggml's CPU kernel needs s0 == k0 and p0 == 0). Op
-// parameters: int32 op, k0, s0, p0.
+// (ggml_pool_1d); the average divides by the window's positions inside a.
+// Op parameters: int32 op, k0, s0, p0.
 func (c *Context) Pool1D(a *Tensor, op int32, k0, s0, p0 int) *Tensor {
 	if !c.ok(a) {
 		return nil

@@ -228,8 +228,13 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 // handing rows to other workers costs more than it saves.
 func (b *Backend) threadsFor(n *runtime.Tensor) int {
 	work := n.Nelements()
-	if n.Op == runtime.OpMulMat {
+	switch n.Op {
+	case runtime.OpMulMat:
 		work *= n.Src[0].Ne[0]
+	case runtime.OpConv2D, runtime.OpConv3D: // a dot product of a kernel row per element
+		if k := n.Src[0]; k.Ne[3] > 0 {
+			work *= k.Nelements() / k.Ne[3]
+		}
 	}
 	return b.threadsForWork(work)
 }

@@ -91,6 +91,8 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	}
 	s0 := t.Src[0]
 	switch t.Op {
+	case runtime.OpConv2D, runtime.OpConv3D:
+		return convKernel(t, dst, src, sp, nth) // fast_conv.go
 	case runtime.OpMulMat:
 		return mulMatKernel(t, dst, src[0], src[1], sp, nth)
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:

@@ -16,6 +16,9 @@ import (
 // unsupported2 returns why node t of an op not handled by unsupported
 // cannot be computed, or "".
 func unsupported2(t *runtime.Tensor) string {
+	if why, ok := unsupportedConv(t); ok {
+		return why
+	}
 	if why, ok := unsupportedAttn(t); ok {
 		return why
 	}
@@ -127,13 +130,16 @@ func unsupported2(t *runtime.Tensor) string {
 
 // ownSplit reports whether op splits its work across parts in its own
 // way rather than by result rows.
-func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows || wholeOp(op) }
+func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows || wholeOp(op) || convOwnSplit(op) }
 
 // computeOwnSplit runs part ith of nth of the ops ownSplit names.
 func (k *kernel) computeOwnSplit(ith, nth int) error {
 	switch k.t.Op {
 	case runtime.OpSetRows:
 		return k.setRows(ith, nth)
+	}
+	if convOwnSplit(k.t.Op) {
+		return k.computeConvSplit(ith, nth)
 	}
 	if wholeOp(k.t.Op) {
 		if ith != 0 {
@@ -167,6 +173,9 @@ func (k *kernel) compute2(r0, r1 int64) error {
 	case runtime.OpMulMatId:
 		return k.mulMatID(r0, r1)
 	default:
+		if ok, err := k.computeConv(r0, r1); ok {
+			return err
+		}
 		if ok, err := k.compute3(r0, r1); ok {
 			return err
 		}

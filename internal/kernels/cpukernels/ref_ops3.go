@@ -189,9 +189,9 @@ func unsupported3(t *runtime.Tensor) (why string, ok bool) {
 		if w := srcOK(t, 2); w != "" {
 			return w, true
 		}
-		if s0.Type != f32 || s1.Type != i32 || t.Type != f32 || !s0.IsMatrix() || !s1.IsVector() || !t.IsMatrix() ||
-			s0.Ne[0] != t.Ne[0] || s1.Ne[0] != s0.Ne[1] {
-			return "want f32 rows, i32 ids vector, f32 matrix result", true
+		if (s0.Type != f32 && s0.Type != runtime.TypeF16) || s1.Type != i32 || t.Type != f32 || !s0.IsMatrix() || !s1.IsVector() ||
+			!t.IsMatrix() || s0.Ne[0] != t.Ne[0] || s1.Ne[0] > s0.Ne[1] {
+			return "want f32 or f16 rows, i32 ids vector (at most one per row), f32 matrix result", true
 		}
 		return "", true
 	}
@@ -561,13 +561,13 @@ func (k *kernel) groupNorm() {
 	}
 }
 
-// getRowsBack adds row i of a into row ids[i] of the zeroed result, i
-// ascending.
+// getRowsBack adds row i of a into row ids[i] of the zeroed result, for
+// each id i ascending.
 func (k *kernel) getRowsBack() error {
 	t, a, ids := k.t, k.t.Src[0], k.t.Src[1]
 	acc := make([]float32, t.Ne[0]*t.Ne[1])
 	row := make([]float32, a.Ne[0])
-	for i := int64(0); i < a.Ne[1]; i++ {
+	for i := int64(0); i < ids.Ne[0]; i++ {
 		id := int64(int32(binary.LittleEndian.Uint32(k.src[1][uint64(i)*ids.Nb[0]:])))
 		if id < 0 || id >= t.Ne[1] {
 			return fmt.Errorf("tensor %s: row id %d at %d of %q outside [0, %d): %w", t, id, i, ids.Name, t.Ne[1], runtime.ErrOutOfBounds)

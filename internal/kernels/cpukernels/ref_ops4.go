@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds the reference kernels of convolution-style and training
-// ops: IM2COL, POOL_1D, POOL_2D, SSM_CONV, CROSS_ENTROPY_LOSS(_BACK),
+// ops: IM2COL, POOL_2D, SSM_CONV, CROSS_ENTROPY_LOSS(_BACK),
 // OPT_STEP_ADAMW and OPT_STEP_SGD, with ggml's CPU formulas.
 
 // Pooling kinds (ggml_op_pool), op parameter 0 of POOL_1D and POOL_2D.
@@ -54,18 +54,12 @@ func unsupported4(t *runtime.Tensor) (why string, ok bool) {
 			return "result shape does not fit", true
 		}
 		return "", true
-	case runtime.OpPool1D, runtime.OpPool2D:
+	case runtime.OpPool2D:
 		if w := srcOK(t, 1); w != "" {
 			return w, true
 		}
 		if !IsFloat(s0.Type) || t.Type != f32 || (p(0) != poolMax && p(0) != poolAvg) {
 			return "want float source, f32 result, max or avg", true
-		}
-		if t.Op == runtime.OpPool1D {
-			if p(1) < 1 || p(2) != p(1) || p(3) != 0 || t.Ne != [4]int64{(s0.Ne[0]-p(1))/p(2) + 1, s0.Ne[1], s0.Ne[2], s0.Ne[3]} {
-				return "1-d pooling needs stride == kernel and no padding (as ggml's CPU kernel)", true
-			}
-			return "", true
 		}
 		k0, k1, st0, st1, p0, p1 := p(1), p(2), p(3), p(4), p(5), p(6)
 		if k0 < 1 || k1 < 1 || st0 < 1 || st1 < 1 || p0 < 0 || p1 < 0 ||
@@ -137,7 +131,7 @@ func (k *kernel) compute4(r0, r1 int64) (bool, error) {
 	switch k.t.Op {
 	case runtime.OpIm2col:
 		k.im2col(r0, r1)
-	case runtime.OpPool1D, runtime.OpPool2D:
+	case runtime.OpPool2D:
 		k.pool(r0, r1)
 	case runtime.OpSsmConv:
 		k.ssmConv(r0, r1)
@@ -200,10 +194,7 @@ func (k *kernel) pool(r0, r1 int64) {
 	t, s := k.t, k.t.Src[0]
 	p := func(i int) int64 { return int64(t.OpParamI32(i)) }
 	op := p(0)
-	k0, k1, st0, st1, p0, p1 := p(1), int64(1), p(2), int64(1), p(3), int64(0)
-	if t.Op == runtime.OpPool2D {
-		k0, k1, st0, st1, p0, p1 = p(1), p(2), p(3), p(4), p(5), p(6)
-	}
+	k0, k1, st0, st1, p0, p1 := p(1), p(2), p(3), p(4), p(5), p(6)
 	out := make([]float32, t.Ne[0])
 	for r := r0; r < r1; r++ {
 		oy, i2, i3 := rowCoords(t.Ne, r)
@@ -214,9 +205,6 @@ func (k *kernel) pool(r0, r1 int64) {
 			}
 			for ky := int64(0); ky < k1; ky++ {
 				iy := oy*st1 + ky - p1
-				if t.Op == runtime.OpPool1D {
-					iy = oy
-				}
 				if iy < 0 || iy >= s.Ne[1] {
 					continue
 				}

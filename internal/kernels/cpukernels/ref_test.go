@@ -14,30 +14,7 @@ func run(t *testing.T, nth int, build func(c *runtime.Context, m HostMem) *runti
 	t.Helper()
 	c := runtime.NewContext()
 	m := HostMem{}
-	out := build(c, m)
-	if c.Err() != nil {
-		t.Fatal(c.Err())
-	}
-	g := runtime.NewGraph()
-	if err := g.BuildForwardExpand(out); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range g.Leafs() {
-		m.Alloc(l)
-	}
-	for _, n := range g.Nodes() {
-		m.Alloc(n)
-		for i := 0; i < nth; i++ {
-			if err := Compute(n, m.Mem, i, nth); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	v, err := m.F32(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return computeNth(t, c, m, build(c, m), nth)
 }
 
 func seq(n int, f func(i int) float32) []float32 {
