@@ -298,7 +298,7 @@ func copyKernel(t *runtime.Tensor, dm, sm []byte, sp *scratchPool, nth int) func
 		return nil
 	}
 	same := s.Type == t.Type
-	if !same && (!cpukernels.IsRowType(s.Type) || !cpukernels.IsRowType(t.Type)) {
+	if !same && (!cpukernels.IsRowType(s.Type) || !cpukernels.CanQuantize(t.Type)) {
 		return nil
 	}
 	sn, dn := s.Type.RowSize(s.Ne[0]), t.Type.RowSize(t.Ne[0])

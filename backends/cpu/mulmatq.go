@@ -47,7 +47,7 @@ var quantDots = map[runtime.Type]func([]float32, []byte, int, []byte, int) error
 // quantKernel returns the product for weights of type typ, or false.
 func quantKernel(typ runtime.Type) (qKernel, bool) {
 	dot, ok := quantDots[typ]
-	if !ok {
+	if !ok && (!typ.IsQuantized() || !cpukernels.IsRowType(typ)) {
 		return qKernel{}, false
 	}
 	// The activations' quantizer follows from their type (ggml's
@@ -80,6 +80,12 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 		// min·s with s = d·Σq rounded to f16, which the GEMM cannot
 		// reproduce.
 		k.maxM = qMaxM
+	}
+	if dot == nil {
+		// No integer dot for this type (the i-quants, ternary and fp4
+		// types): every product goes through the GEMM on activations
+		// rounded as ggml's vec_dot type rounds them.
+		k.maxM = -1
 	}
 	return k, true
 }

@@ -44,21 +44,26 @@ func codec(typ runtime.Type) (quantCodec, bool) {
 	case runtime.TypeQ8_K:
 		return quantCodec{to: DequantizeRowQ8_K, ref: QuantizeRowQ8_K}, true
 	}
-	return quantCodec{}, false
+	return extraCodec(typ)
 }
 
 // VecDotType is the type ggml's CPU backend quantizes (or rounds) MUL_MAT
 // activations to before multiplying them with weights of type typ: q8_0
-// for q4_0, q5_0 and q8_0; q8_1 for q4_1 and q5_1; q8_K for the k-quants;
-// the weight type itself for f16 and bf16; f32 otherwise.
+// for q4_0, q5_0, q8_0, iq4_nl, mxfp4, nvfp4, q1_0 and q2_0; q8_1 for q4_1
+// and q5_1; q8_K for the k-quants, iq4_xs, the grid i-quants and the
+// ternary types; the weight type itself for f16 and bf16; f32 otherwise.
 func VecDotType(typ runtime.Type) runtime.Type {
 	switch typ {
 	case runtime.TypeQ4_0, runtime.TypeQ5_0, runtime.TypeQ8_0:
 		return runtime.TypeQ8_0
 	case runtime.TypeQ4_1, runtime.TypeQ5_1:
 		return runtime.TypeQ8_1
-	case runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
+	case runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K,
+		runtime.TypeIQ2_XXS, runtime.TypeIQ2_XS, runtime.TypeIQ2_S, runtime.TypeIQ3_XXS, runtime.TypeIQ3_S,
+		runtime.TypeIQ1_S, runtime.TypeIQ1_M, runtime.TypeIQ4_XS, runtime.TypeTQ1_0, runtime.TypeTQ2_0:
 		return runtime.TypeQ8_K
+	case runtime.TypeIQ4_NL, runtime.TypeMXFP4, runtime.TypeNVFP4, runtime.TypeQ1_0, runtime.TypeQ2_0:
+		return runtime.TypeQ8_0
 	case runtime.TypeF16, runtime.TypeBF16:
 		return typ
 	}
@@ -67,13 +72,15 @@ func VecDotType(typ runtime.Type) runtime.Type {
 
 // FromFloatCPU converts src to type typ as ggml's CPU backend does
 // (its type traits' from_float, used by CPY and for MUL_MAT activations):
-// FromFloat except for q8_0 and q8_1, which get the CPU quantizers.
+// FromFloat except for q8_0, q8_1 and iq4_nl, which get the CPU quantizers.
 func FromFloatCPU(typ runtime.Type, src []float32, dst []byte) error {
 	switch typ {
 	case runtime.TypeQ8_0:
 		return QuantizeRowQ8_0CPU(src, dst)
 	case runtime.TypeQ8_1:
 		return QuantizeRowQ8_1CPU(src, dst)
+	case runtime.TypeIQ4_NL:
+		return QuantizeRowIQ4_NLCPU(src, dst)
 	}
 	return FromFloat(typ, src, dst)
 }

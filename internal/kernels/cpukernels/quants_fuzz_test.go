@@ -10,8 +10,9 @@ import (
 
 // fuzzTypes returns the block types with row conversions.
 func fuzzTypes() []runtime.Type {
-	return []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0,
-		runtime.TypeQ8_1, runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeQ8_K}
+	return append([]runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0,
+		runtime.TypeQ8_1, runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeQ8_K},
+		extraTypes()...)
 }
 
 // FuzzQuantRows feeds arbitrary bytes to every dequantizer and arbitrary
@@ -42,6 +43,9 @@ func FuzzQuantRows(f *testing.F) {
 					}
 				}
 				x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[:]))
+			}
+			if !CanQuantize(typ) {
+				continue
 			}
 			for _, q := range []func(runtime.Type, []float32, []byte) error{FromFloat, FromFloatCPU} {
 				if err := q(typ, x, raw); err != nil {

@@ -59,12 +59,12 @@ func unsupported(t *runtime.Tensor) string {
 			return "element counts differ"
 		}
 		switch {
-		case IsFloat(s0.Type) && IsRowType(t.Type):
+		case IsFloat(s0.Type) && CanQuantize(t.Type):
 			if t.Type.IsQuantized() && !t.IsContiguousRows() {
 				return "quantized result rows must be dense"
 			}
 			return ""
-		case s0.Type.IsQuantized() && IsRowType(s0.Type) && IsRowType(t.Type):
+		case s0.Type.IsQuantized() && IsRowType(s0.Type) && (s0.Type == t.Type || CanQuantize(t.Type)):
 			if s0.Ne[0] != t.Ne[0] || !s0.IsContiguousRows() || !t.IsContiguousRows() {
 				return "copy from a quantized type needs equal, dense rows"
 			}

@@ -66,7 +66,7 @@ func unsupported2(t *runtime.Tensor) string {
 		if s1.Type != runtime.TypeI32 && s1.Type != runtime.TypeI64 {
 			return "row ids must be i32 or i64"
 		}
-		if !IsRowType(t.Type) || !t.IsContiguousRows() || !s0.IsContiguousRows() || s2.Type != t.Type || s2.Ne != t.Ne {
+		if !CanQuantize(t.Type) || !t.IsContiguousRows() || !s0.IsContiguousRows() || s2.Type != t.Type || s2.Ne != t.Ne {
 			return fmt.Sprintf("rows of %s into %s (dense rows of a row type)", s0.Type, t.Type)
 		}
 		if t.Ne[0] != s0.Ne[0] || t.Ne[2] != s0.Ne[2] || t.Ne[3] != s0.Ne[3] || s0.Ne[1] != s1.Ne[0] ||

@@ -230,8 +230,8 @@ func IsFloat(typ runtime.Type) bool {
 }
 
 // IsRowType reports whether the kernels can convert whole rows of typ to
-// and from float32: the float types, q4_0, q4_1, q5_0, q5_1, q8_0, q8_1
-// and the k-quants q2_K..q6_K, q8_K.
+// float32: the float types and every block type of ggml 0.27.0; all but
+// the grid i-quants also back (CanQuantize).
 func IsRowType(typ runtime.Type) bool {
 	_, ok := codec(typ)
 	return ok || IsFloat(typ) || typ == runtime.TypeQ4_0 || typ == runtime.TypeQ8_0
@@ -302,7 +302,7 @@ func FromFloat(typ runtime.Type, src []float32, dst []byte) error {
 	case runtime.TypeQ4_0:
 		return QuantizeRowQ4_0(src, dst)
 	default:
-		if c, ok := codec(typ); ok {
+		if c, ok := codec(typ); ok && c.ref != nil {
 			return c.ref(src, dst)
 		}
 		return fmt.Errorf("convert f32 to %s: %w", typ, runtime.ErrUnsupported)
