@@ -42,6 +42,7 @@ type qKernel struct {
 
 // quantMats are the tile products by weight type (read only).
 var quantMats = map[runtime.Type]func([]float32, int, []byte, int, int, []byte, int, int, int) error{
+	runtime.TypeQ2_K: vec.DotQ2_KMat, runtime.TypeQ3_K: vec.DotQ3_KMat,
 	runtime.TypeQ4_K: vec.DotQ4_KMat, runtime.TypeQ5_K: vec.DotQ5_KMat, runtime.TypeQ6_K: vec.DotQ6_KMat,
 }
 
@@ -74,7 +75,12 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	}
 	simd := vec.Implementation() != "go"
 	switch typ {
-	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K:
+	case runtime.TypeQ2_K, runtime.TypeQ3_K:
+		if vec.LowKQuantsSIMD() {
+			k.maxM = qMaxM
+		}
+		// else as q5_0 below
+	case runtime.TypeQ5_0:
 		// Go-only integer dots, slower than dequantizing into the f32
 		// GEMM at every size (BenchmarkMulMatQuant); the rounded
 		// activations are the same on both paths.

@@ -69,12 +69,12 @@ func DotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 // DotQ2_KRows is DotQ4_1Rows for q2_K weights and a q8_K row, nb
 // super-blocks each.
 func DotQ2_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q2_KBlockSize, Q8_KBlockSize, dotQ2_K, dst, w, stride, y, nb)
+	return rowsDot(Q2_KBlockSize, Q8_KBlockSize, dotQ2_KBest, dst, w, stride, y, nb)
 }
 
 // DotQ3_KRows is DotQ2_KRows for q3_K weights.
 func DotQ3_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q3_KBlockSize, Q8_KBlockSize, dotQ3_K, dst, w, stride, y, nb)
+	return rowsDot(Q3_KBlockSize, Q8_KBlockSize, dotQ3_KBest, dst, w, stride, y, nb)
 }
 
 // DotQ4_KRows is DotQ2_KRows for q4_K weights.
@@ -91,6 +91,29 @@ func DotQ5_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 func DotQ6_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 	return rowsDot(Q6_KBlockSize, Q8_KBlockSize, dotQ6_KBest, dst, w, stride, y, nb)
 }
+
+// DotQ2_KMat is DotQ4_KMat for q2_K weights.
+func DotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q2_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ2_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// DotQ3_KMat is DotQ4_KMat for q3_K weights.
+func DotQ3_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q3_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ3_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// LowKQuantsSIMD reports whether DotQ2_KRows, DotQ3_KRows and their Mat
+// forms run SIMD kernels at the level in use (else portable Go, slower
+// than widening the weights into the f32 GEMM).
+func LowKQuantsSIMD() bool { return lowKSIMD() }
 
 // DotQ4_KMat sets dst[c*ldd+r] to the dot of the q4_K weight row at
 // w[r*stride] with the q8_K activation row at y[c*ys], nb super-blocks

@@ -15,6 +15,18 @@ var useK512 = useAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasF16C
 // dst[3ds]), in the float order of the Go kernels.
 
 //go:noescape
+func q2KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
+
+//go:noescape
+func q2KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
+
+//go:noescape
+func q3KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
+
+//go:noescape
+func q3KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
+
+//go:noescape
 func q4KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
 
 //go:noescape
@@ -36,10 +48,24 @@ func q6KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
 type k512 int
 
 const (
-	q4K512 k512 = iota
+	q2K512 k512 = iota
+	q3K512
+	q4K512
 	q5K512
 	q6K512
 )
+
+func dotQ2_K512(w, y []byte, nb int) float32 {
+	var d float32
+	q2KDot1AVX512(&w[0], &y[0], nb, &d)
+	return d
+}
+
+func dotQ3_K512(w, y []byte, nb int) float32 {
+	var d float32
+	q3KDot1AVX512(&w[0], &y[0], nb, &d)
+	return d
+}
 
 func dotQ4_K512(w, y []byte, nb int) float32 {
 	var d float32
@@ -67,6 +93,10 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 	for ; c+4 <= ny; c += 4 {
 		for r := 0; r < nw; r++ {
 			switch k {
+			case q2K512:
+				q2KDot4AVX512(&w[r*stride], &y[c*ys], ys, nb, &dst[c*ldd+r], ldd)
+			case q3K512:
+				q3KDot4AVX512(&w[r*stride], &y[c*ys], ys, nb, &dst[c*ldd+r], ldd)
 			case q4K512:
 				q4KDot4AVX512(&w[r*stride], &y[c*ys], ys, nb, &dst[c*ldd+r], ldd)
 			case q5K512:
@@ -79,6 +109,10 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 	for ; c < ny; c++ {
 		for r := 0; r < nw; r++ {
 			switch k {
+			case q2K512:
+				q2KDot1AVX512(&w[r*stride], &y[c*ys], nb, &dst[c*ldd+r])
+			case q3K512:
+				q3KDot1AVX512(&w[r*stride], &y[c*ys], nb, &dst[c*ldd+r])
 			case q4K512:
 				q4KDot1AVX512(&w[r*stride], &y[c*ys], nb, &dst[c*ldd+r])
 			case q5K512:

@@ -57,6 +57,19 @@ HALVES(kq4s1, W4_2, W4_3)
 HALVES(kq4s2, W4_4, W4_5)
 HALVES(kq4s3, W4_6, W4_7)
 DATA8(kq4m, 0x0009000900080008, 0x000b000b000a000a, 0x000d000d000c000c, 0x000f000f000e000e, 0, 0, 0, 0)
+// q4_K scales: VPSHUFB indexes of the low bits (kq4ia) and the high bits
+// (kq4ib) of each scale and min word, the right shift of the low bits
+// (kq4sa) and their mask (kq4ma).
+#define DATA4(name, a, b, c, d) \
+	DATA name<>+0(SB)/8, $a \
+	DATA name<>+8(SB)/8, $b \
+	DATA name<>+16(SB)/8, $c \
+	DATA name<>+24(SB)/8, $d \
+	GLOBL name<>(SB), RODATA|NOPTR, $32
+DATA4(kq4ia, 0x8003800280018000, 0x800b800a80098008, 0x8007800680058004, 0x800b800a80098008)
+DATA4(kq4ib, 0x8080808080808080, 0x8003800280018000, 0x8080808080808080, 0x8007800680058004)
+DATA4(kq4sa, 0, 0, 0, 0x0004000400040004)
+DATA4(kq4ma, 0x003f003f003f003f, 0x000f000f000f000f, 0x003f003f003f003f, 0x000f000f000f000f)
 // q5_K: dword rotations that bring bit 2k (low half) and 2k+1 (high
 // half) of each byte to bit 4, and the mask of bit 4.
 HALVES(kq5r0, 0x0000000400000004, 0x0000000300000003)
@@ -64,6 +77,25 @@ HALVES(kq5r1, 0x0000000200000002, 0x0000000100000001)
 HALVES(kq5r2, 0x0000000000000000, 0x0000001f0000001f)
 HALVES(kq5r3, 0x0000001e0000001e, 0x0000001d0000001d)
 HALVES(kz10, 0x1010101010101010, 0x1010101010101010)
+// q2_K and q3_K: the right shifts of the broadcast quant bytes for the
+// even chunks (bit pairs 0 and 1) and the odd ones (2 and 3), the mask of a
+// bit pair.
+HALVES(kq2e, W4_0, W4_2)
+HALVES(kq2o, W4_4, W4_6)
+HALVES(kz03, 0x0303030303030303, 0x0303030303030303)
+// q3_K: dword rotations that bring bit 2k (low half) and 2k+1 (high half)
+// of each hmask byte to bit 2, the mask of bit 2; the VPSHUFB indexes,
+// shifts and bias of the 6-bit scales (12 bytes loaded from 94(SI)).
+HALVES(kq3r0, 0x0000000200000002, 0x0000000100000001)
+HALVES(kq3r1, 0x0000000000000000, 0x0000001f0000001f)
+HALVES(kq3r2, 0x0000001e0000001e, 0x0000001d0000001d)
+HALVES(kq3r3, 0x0000001c0000001c, 0x0000001b0000001b)
+HALVES(kz04, 0x0404040404040404, 0x0404040404040404)
+DATA4(kq3ia, 0x8005800480038002, 0x8009800880078006, 0x8005800480038002, 0x8009800880078006)
+DATA4(kq3sa, 0, 0, W4_4, W4_4)
+DATA4(kq3ib, 0x800d800c800b800a, 0x800d800c800b800a, 0x800d800c800b800a, 0x800d800c800b800a)
+DATA4(kq3sb, W4_0, W4_2, W4_4, W4_6)
+DATA4(kw32, 0x0020002000200020, 0x0020002000200020, 0x0020002000200020, 0x0020002000200020)
 // q6_K: the shifts that put bit pairs of the broadcast qh bytes at bits
 // 4..5: left by 4 and 2 for the even chunks, right by 0 and 2 for the odd.
 HALVES(kq6sl, W4_4, W4_2)
@@ -83,34 +115,18 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 //   temporaries; Z24 the float sums of rows 0..3; Z25..Z31 constants.
 
 // Q4KSCALES unpacks the 12 scale bytes at 4(SI) (6-bit scales and mins,
-// ggml's layout) into Z4..Z7 (per chunk) and Y19 (each min twice).
+// ggml's layout) into Z4..Z7 (per chunk) and Y19 (each min twice): the
+// bytes go to words (scales 0..7, mins 8..15) with VPSHUFB twice, the
+// low bits from the first (shifted for mins 4..7), the two high bits of
+// scales and mins 4..7 from the second.
 #define Q4KSCALES \
-	MOVL 4(SI), AX \
-	MOVL 8(SI), BX \
-	MOVL 12(SI), DX \
-	MOVL AX, DI \
-	ANDL $0x3f3f3f3f, DI \
-	MOVL DX, R12 \
-	ANDL $0x0f0f0f0f, R12 \
-	SHRL $6, AX \
-	ANDL $0x03030303, AX \
-	SHLL $4, AX \
-	ORL AX, R12 \
-	MOVL BX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	SHRL $4, DX \
-	ANDL $0x0f0f0f0f, DX \
-	SHRL $6, BX \
-	ANDL $0x03030303, BX \
-	SHLL $4, BX \
-	ORL BX, DX \
-	SHLQ $32, R12 \
-	ORQ R12, DI \
-	SHLQ $32, DX \
-	ORQ DX, R13 \
-	VMOVQ DI, X18 \
-	VPINSRQ $1, R13, X18, X18 \
-	VPMOVZXBW X18, Y18 \
+	VBROADCASTI32X4 4(SI), Y18 \
+	VPSHUFB kq4ia<>(SB), Y18, Y16 \
+	VPSHUFB kq4ib<>(SB), Y18, Y17 \
+	VPSRLVW kq4sa<>(SB), Y16, Y18 \
+	VPSRLW $6, Y17, Y17 \
+	VPSLLW $4, Y17, Y17 \
+	VPTERNLOGD $0xec, kq4ma<>(SB), Y17, Y18 \
 	VPERMW Z18, Z26, Z4 \
 	VPERMW Z18, Z27, Z5 \
 	VPERMW Z18, Z28, Z6 \
@@ -189,15 +205,16 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 	VINSERTPS $0x30, (R11), X20, X20
 
 // Q4KFLOAT: X24 += (d·dy)·isum − (dmin·dy)·summs, lane per row, with the
-// int32 sums in X21 (isum) and X22 (summs), dy in X20.
-#define Q4KFLOAT \
+// int32 sums in X21 (isum) and X22 (summs), dy in X20, the half scales d
+// at do(SI) and dmin at mo(SI).
+#define Q4KFLOAT(do, mo) \
 	VCVTDQ2PS X21, X21 \
 	VCVTDQ2PS X22, X22 \
-	VPBROADCASTW (SI), X23 \
+	VPBROADCASTW do(SI), X23 \
 	VCVTPH2PS X23, X23 \
 	VMULPS X20, X23, X23 \
 	VMULPS X21, X23, X21 \
-	VPBROADCASTW 2(SI), X23 \
+	VPBROADCASTW mo(SI), X23 \
 	VCVTPH2PS X23, X23 \
 	VMULPS X20, X23, X23 \
 	VMULPS X22, X23, X22 \
@@ -253,7 +270,7 @@ q4k4loop:
 	HSUM4(Y8, Y9, Y10, Y11, X21, Y21)
 	HSUM4(Y12, Y13, Y14, Y15, X22, Y22)
 	DY4
-	Q4KFLOAT
+	Q4KFLOAT(0, 2)
 	ADDQ $144, SI
 	ADDQ $292, R8
 	ADDQ $292, R9
@@ -290,7 +307,7 @@ q4k1loop:
 	Q4KROW(R8, Z8, Y8, Y12)
 	HSUM2(Y8, Y12)
 	VMOVSS (R8), X20
-	Q4KFLOAT
+	Q4KFLOAT(0, 2)
 	ADDQ $144, SI
 	ADDQ $292, R8
 	DECQ CX
@@ -318,7 +335,7 @@ q5k4loop:
 	HSUM4(Y8, Y9, Y10, Y11, X21, Y21)
 	HSUM4(Y12, Y13, Y14, Y15, X22, Y22)
 	DY4
-	Q4KFLOAT
+	Q4KFLOAT(0, 2)
 	ADDQ $176, SI
 	ADDQ $292, R8
 	ADDQ $292, R9
@@ -344,7 +361,7 @@ q5k1loop:
 	Q4KROW(R8, Z8, Y8, Y12)
 	HSUM2(Y8, Y12)
 	VMOVSS (R8), X20
-	Q4KFLOAT
+	Q4KFLOAT(0, 2)
 	ADDQ $176, SI
 	ADDQ $292, R8
 	DECQ CX
@@ -401,10 +418,10 @@ q5k1loop:
 	VMOVDQU64 kz0f<>(SB), Z31
 
 // Q6KFLOAT: X15 += (d·dy)·isum, lane per row, the int32 sums in X21,
-// dy in X20.
-#define Q6KFLOAT \
+// dy in X20, the half scale d at do(SI).
+#define Q6KFLOAT(do) \
 	VCVTDQ2PS X21, X21 \
-	VPBROADCASTW 208(SI), X23 \
+	VPBROADCASTW do(SI), X23 \
 	VCVTPH2PS X23, X23 \
 	VMULPS X20, X23, X23 \
 	VMULPS X21, X23, X21 \
@@ -425,7 +442,7 @@ q6k4loop:
 	Q6KROW(R11, Z11, Y11)
 	HSUM4(Y8, Y9, Y10, Y11, X21, Y21)
 	DY4
-	Q6KFLOAT
+	Q6KFLOAT(208)
 	ADDQ $210, SI
 	ADDQ $292, R8
 	ADDQ $292, R9
@@ -450,11 +467,182 @@ q6k1loop:
 	Q6KROW(R8, Z8, Y8)
 	HSUM2(Y8, Y8)
 	VMOVSS (R8), X20
-	Q6KFLOAT
+	Q6KFLOAT(208)
 	ADDQ $210, SI
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q6k1loop
+	MOVQ dst+24(FP), DI
+	VMOVSS X15, (DI)
+	VZEROUPPER
+	RET
+
+// KCONSTS23 loads the q2_K and q3_K constants: the scale indexes of
+// q6_K (16 sub-blocks of 16) and the masks.
+#define KCONSTS23 \
+	VMOVDQU64 kq6s0<>(SB), Z26 \
+	VMOVDQU64 kq6s1<>(SB), Z27 \
+	VMOVDQU64 kq6s2<>(SB), Z28 \
+	VMOVDQU64 kq6s3<>(SB), Z29 \
+	VMOVDQU64 kz03<>(SB), Z30 \
+	VMOVDQU64 kz0f<>(SB), Z31
+
+// Q2BITS unpacks the 2-bit quants of 128 elements (32 bytes at qo(SI))
+// into the chunks lo and hi.
+#define Q2BITS(qo, lo, hi) \
+	VBROADCASTI64X4 qo(SI), Z16 \
+	VPSRLVW kq2e<>(SB), Z16, lo \
+	VPSRLVW kq2o<>(SB), Z16, hi \
+	VPANDD Z30, lo, lo \
+	VPANDD Z30, hi, hi
+
+// Q2KW unpacks a q2_K super-block: quants (64 bytes at 16(SI)) into
+// Z0..Z3, scales (low nibbles of the 16 bytes at 0(SI)) into Z4..Z7 per
+// chunk, mins (high nibbles) into the words of Y19.
+#define Q2KW \
+	VPMOVZXBW (SI), Y18 \
+	VPSRLW $4, Y18, Y19 \
+	VPANDD Y31, Y18, Y18 \
+	VPERMW Z18, Z26, Z4 \
+	VPERMW Z18, Z27, Z5 \
+	VPERMW Z18, Z28, Z6 \
+	VPERMW Z18, Z29, Z7 \
+	Q2BITS(16, Z0, Z1) \
+	Q2BITS(48, Z2, Z3)
+
+// Q3KH adds the third bits of a q3_K super-block (hmask, 32 bytes at
+// 0(SI): bit 2k of byte l for element 64k+l, bit 2k+1 for 64k+32+l) at
+// bit 2 of the 2-bit quants in Z0..Z3.
+#define Q3KH \
+	VBROADCASTI64X4 (SI), Z18 \
+	VPROLVD kq3r0<>(SB), Z18, Z16 \
+	VPROLVD kq3r1<>(SB), Z18, Z17 \
+	VPTERNLOGD $0xf8, kz04<>(SB), Z16, Z0 \
+	VPTERNLOGD $0xf8, kz04<>(SB), Z17, Z1 \
+	VPROLVD kq3r2<>(SB), Z18, Z16 \
+	VPROLVD kq3r3<>(SB), Z18, Z17 \
+	VPTERNLOGD $0xf8, kz04<>(SB), Z16, Z2 \
+	VPTERNLOGD $0xf8, kz04<>(SB), Z17, Z3
+
+// Q3KW unpacks a q3_K super-block: quants (q+4, in [0, 7]) into Z0..Z3,
+// the 6-bit signed scales (12 bytes at 96(SI)) into Z4..Z7 per chunk and
+// -4·scale into Y19 (for the offset).
+#define Q3KW \
+	VBROADCASTI32X4 94(SI), Y18 \
+	VPSHUFB kq3ia<>(SB), Y18, Y16 \
+	VPSHUFB kq3ib<>(SB), Y18, Y17 \
+	VPSRLVW kq3sa<>(SB), Y16, Y18 \
+	VPSLLW $4, Y17, Y17 \
+	VPSRLVW kq3sb<>(SB), Y17, Y17 \
+	VPANDD kz30<>(SB), Y17, Y17 \
+	VPTERNLOGD $0xec, Y31, Y17, Y18 \
+	VPSUBW kw32<>(SB), Y18, Y18 \
+	VPERMW Z18, Z26, Z4 \
+	VPERMW Z18, Z27, Z5 \
+	VPERMW Z18, Z28, Z6 \
+	VPERMW Z18, Z29, Z7 \
+	VPSLLW $2, Y18, Y19 \
+	VPXORD Y20, Y20, Y20 \
+	VPSUBW Y19, Y20, Y19 \
+	Q2BITS(32, Z0, Z1) \
+	Q2BITS(64, Z2, Z3) \
+	Q3KH
+
+// func q2KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
+TEXT ·q2KDot4AVX512(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+24(FP), CX
+	ROWS4
+	KCONSTS23
+	VXORPS X24, X24, X24
+q2k4loop:
+	Q2KW
+	Q4KROW(R8, Z8, Y8, Y12)
+	Q4KROW(R9, Z9, Y9, Y13)
+	Q4KROW(R10, Z10, Y10, Y14)
+	Q4KROW(R11, Z11, Y11, Y15)
+	HSUM4(Y8, Y9, Y10, Y11, X21, Y21)
+	HSUM4(Y12, Y13, Y14, Y15, X22, Y22)
+	DY4
+	Q4KFLOAT(80, 82)
+	ADDQ $84, SI
+	ADDQ $292, R8
+	ADDQ $292, R9
+	ADDQ $292, R10
+	ADDQ $292, R11
+	DECQ CX
+	JNZ q2k4loop
+	STORE4
+	VZEROUPPER
+	RET
+
+// func q2KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
+TEXT ·q2KDot1AVX512(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ y+8(FP), R8
+	MOVQ nb+16(FP), CX
+	KCONSTS23
+	VXORPS X24, X24, X24
+q2k1loop:
+	Q2KW
+	Q4KROW(R8, Z8, Y8, Y12)
+	HSUM2(Y8, Y12)
+	VMOVSS (R8), X20
+	Q4KFLOAT(80, 82)
+	ADDQ $84, SI
+	ADDQ $292, R8
+	DECQ CX
+	JNZ q2k1loop
+	MOVQ dst+24(FP), DI
+	VMOVSS X24, (DI)
+	VZEROUPPER
+	RET
+
+// func q3KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
+TEXT ·q3KDot4AVX512(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+24(FP), CX
+	ROWS4
+	KCONSTS23
+	VXORPS X15, X15, X15
+q3k4loop:
+	Q3KW
+	Q6KROW(R8, Z8, Y8)
+	Q6KROW(R9, Z9, Y9)
+	Q6KROW(R10, Z10, Y10)
+	Q6KROW(R11, Z11, Y11)
+	HSUM4(Y8, Y9, Y10, Y11, X21, Y21)
+	DY4
+	Q6KFLOAT(108)
+	ADDQ $110, SI
+	ADDQ $292, R8
+	ADDQ $292, R9
+	ADDQ $292, R10
+	ADDQ $292, R11
+	DECQ CX
+	JNZ q3k4loop
+	VMOVAPS X15, X24
+	STORE4
+	VZEROUPPER
+	RET
+
+// func q3KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
+TEXT ·q3KDot1AVX512(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ y+8(FP), R8
+	MOVQ nb+16(FP), CX
+	KCONSTS23
+	VXORPS X15, X15, X15
+q3k1loop:
+	Q3KW
+	Q6KROW(R8, Z8, Y8)
+	HSUM2(Y8, Y8)
+	VMOVSS (R8), X20
+	Q6KFLOAT(108)
+	ADDQ $110, SI
+	ADDQ $292, R8
+	DECQ CX
+	JNZ q3k1loop
 	MOVQ dst+24(FP), DI
 	VMOVSS X15, (DI)
 	VZEROUPPER

@@ -23,6 +23,39 @@ func q6KBlockAVX2(ql *byte, qh *byte, q8 *byte, sc *int16) int32
 //go:noescape
 func q5KBlockAVX2(qs *byte, qh *byte, q8 *byte, sc *int16) int32
 
+func dotQ2_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ2_K512(w, y, nb)
+	}
+	return dotQ2_K(w, y, nb)
+}
+
+func dotQ3_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ3_K512(w, y, nb)
+	}
+	return dotQ3_K(w, y, nb)
+}
+
+// lowKSIMD reports whether the q2_K and q3_K dots run SIMD kernels.
+func lowKSIMD() bool { return useK512 }
+
+func dotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q2K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ2_K, dst, ldd, w, stride, nw, y, ys, ny, nb)
+}
+
+func dotQ3_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q3K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ3_K, dst, ldd, w, stride, nw, y, ys, ny, nb)
+}
+
 func dotQ5_KBest(w, y []byte, nb int) float32 {
 	if useK512 {
 		return dotQ5_K512(w, y, nb)

@@ -35,7 +35,7 @@ func randQ8K(r *rand.Rand, nb int) []byte {
 
 // randKW returns nb random k-quant super-blocks of bs bytes: arbitrary
 // bytes (often 0xff: quants and scales at their extremes) with finite
-// half scales at d0 (and at 2, the min scale, for q4_K and q5_K).
+// half scales at d0 and at the min scale's offset (q2_K, q4_K, q5_K).
 func randKW(r *rand.Rand, nb, bs, d0 int) []byte {
 	w := make([]byte, nb*bs)
 	for i := range w {
@@ -46,8 +46,11 @@ func randKW(r *rand.Rand, nb, bs, d0 int) []byte {
 	}
 	for i := 0; i < nb; i++ {
 		binary.LittleEndian.PutUint16(w[i*bs+d0:], cpukernels.F32ToF16(float32(r.NormFloat64())))
-		if bs == Q4_KBlockSize || bs == Q5_KBlockSize {
+		switch bs {
+		case Q4_KBlockSize, Q5_KBlockSize:
 			binary.LittleEndian.PutUint16(w[i*bs+2:], cpukernels.F32ToF16(float32(r.NormFloat64())))
+		case Q2_KBlockSize:
+			binary.LittleEndian.PutUint16(w[i*bs+82:], cpukernels.F32ToF16(float32(r.NormFloat64())))
 		}
 	}
 	return w
@@ -64,6 +67,8 @@ func TestDotKMatMatchesGo(t *testing.T) {
 		rows     func([]float32, []byte, int, []byte, int) error
 		portable func(w, y []byte, nb int) float32
 	}{
+		{"q2_K", Q2_KBlockSize, 80, DotQ2_KMat, DotQ2_KRows, dotQ2_K},
+		{"q3_K", Q3_KBlockSize, 108, DotQ3_KMat, DotQ3_KRows, dotQ3_K},
 		{"q4_K", Q4_KBlockSize, 0, DotQ4_KMat, DotQ4_KRows, dotQ4_K},
 		{"q5_K", Q5_KBlockSize, 0, DotQ5_KMat, DotQ5_KRows, dotQ5_K},
 		{"q6_K", Q6_KBlockSize, 208, DotQ6_KMat, DotQ6_KRows, dotQ6_K},
