@@ -34,6 +34,16 @@ type qKernel struct {
 	// maxM is the most activation rows run on the integer dots; larger
 	// products go to mulMatRoundedKernels.
 	maxM int64
+	// mat, when set, computes a whole output tile (weight rows by
+	// activation rows) with the same bits as dot, reusing each weight
+	// block for several activation rows.
+	mat func(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error
+}
+
+// quantMats are the tile products by weight type (read only).
+var quantMats = map[runtime.Type]func([]float32, int, []byte, int, int, []byte, int, int, int) error{
+	runtime.TypeQ2_K: vec.DotQ2_KMat, runtime.TypeQ3_K: vec.DotQ3_KMat,
+	runtime.TypeQ4_K: vec.DotQ4_KMat, runtime.TypeQ5_K: vec.DotQ5_KMat, runtime.TypeQ6_K: vec.DotQ6_KMat,
 }
 
 // quantDots are the integer row dots by weight type (read only).
@@ -52,7 +62,7 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	}
 	// The activations' quantizer follows from their type (ggml's
 	// vec_dot_type): the CPU's q8_0/q8_1 quantizers, q8_K's reference one.
-	k := qKernel{act: cpukernels.VecDotType(typ), dot: dot}
+	k := qKernel{act: cpukernels.VecDotType(typ), dot: dot, mat: quantMats[typ]}
 	switch k.act {
 	case runtime.TypeQ8_0:
 		k.quant = cpukernels.QuantizeRowQ8_0CPU
@@ -65,7 +75,12 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	}
 	simd := vec.Implementation() != "go"
 	switch typ {
-	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K:
+	case runtime.TypeQ2_K, runtime.TypeQ3_K:
+		if vec.LowKQuantsSIMD() {
+			k.maxM = qMaxM
+		}
+		// else as q5_0 below
+	case runtime.TypeQ5_0:
 		// Go-only integer dots, slower than dequantizing into the f32
 		// GEMM at every size (BenchmarkMulMatQuant); the rounded
 		// activations are the same on both paths.
@@ -151,6 +166,12 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 			w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
 			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 			qb := q[(batch*m)*qrow:]
+			if qk.mat != nil {
+				if err := qk.mat(C[i0*ldc+j0:], int(ldc), w, stride, int(j1-j0), qb[i0*qrow:], int(qrow), int(i1-i0), nb); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
+				continue
+			}
 			for i := i0; i < i1; i++ {
 				if err := qk.dot(C[i*ldc+j0:i*ldc+j1], w, stride, qb[i*qrow:(i+1)*qrow], nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)

@@ -3,6 +3,7 @@ package vec
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -263,5 +264,41 @@ func BenchmarkParallel(b *testing.B) {
 			b.ReportMetric(8*cols*rows/tc/1e9, "copy-GB/s")
 			b.ReportMetric((bytes/tk)/(8*cols*rows/tc), "of-copy")
 		})
+	}
+}
+
+// BenchmarkKQuantMat runs the k-quant tile products on 4096×4096 weights
+// (random blocks) against n q8_K activation rows, on one goroutine, and
+// reports the process CPU time per product (cpu-µs/op), which a busy
+// machine disturbs less than the wall time.
+func BenchmarkKQuantMat(b *testing.B) {
+	const k, rows = 4096, 4096
+	nb := k / QKK
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name   string
+		bs, d0 int
+		mat    func([]float32, int, []byte, int, int, []byte, int, int, int) error
+	}{
+		{"q4_K", Q4_KBlockSize, 0, DotQ4_KMat},
+		{"q5_K", Q5_KBlockSize, 0, DotQ5_KMat},
+		{"q6_K", Q6_KBlockSize, 208, DotQ6_KMat},
+	} {
+		w := randKW(r, nb*rows, tc.bs, tc.d0)
+		for _, n := range []int{1, 32} {
+			y := randQ8K(r, nb*n)
+			dst := make([]float32, rows*n)
+			b.Run(fmt.Sprintf("%s/n%d", tc.name, n), func(b *testing.B) {
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					for j := 0; j < rows; j += 16 { // the CPU backend's tiles
+						if err := tc.mat(dst[j:], rows, w[j*nb*tc.bs:], nb*tc.bs, 16, y, nb*Q8_KBlockSize, n, nb); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
+			})
+		}
 	}
 }

@@ -2,6 +2,7 @@ package vec
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
@@ -68,12 +69,12 @@ func DotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 // DotQ2_KRows is DotQ4_1Rows for q2_K weights and a q8_K row, nb
 // super-blocks each.
 func DotQ2_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q2_KBlockSize, Q8_KBlockSize, dotQ2_K, dst, w, stride, y, nb)
+	return rowsDot(Q2_KBlockSize, Q8_KBlockSize, dotQ2_KBest, dst, w, stride, y, nb)
 }
 
 // DotQ3_KRows is DotQ2_KRows for q3_K weights.
 func DotQ3_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q3_KBlockSize, Q8_KBlockSize, dotQ3_K, dst, w, stride, y, nb)
+	return rowsDot(Q3_KBlockSize, Q8_KBlockSize, dotQ3_KBest, dst, w, stride, y, nb)
 }
 
 // DotQ4_KRows is DotQ2_KRows for q4_K weights.
@@ -89,6 +90,93 @@ func DotQ5_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 // DotQ6_KRows is DotQ2_KRows for q6_K weights.
 func DotQ6_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 	return rowsDot(Q6_KBlockSize, Q8_KBlockSize, dotQ6_KBest, dst, w, stride, y, nb)
+}
+
+// DotQ2_KMat is DotQ4_KMat for q2_K weights.
+func DotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q2_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ2_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// DotQ3_KMat is DotQ4_KMat for q3_K weights.
+func DotQ3_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q3_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ3_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// LowKQuantsSIMD reports whether DotQ2_KRows, DotQ3_KRows and their Mat
+// forms run SIMD kernels at the level in use (else portable Go, slower
+// than widening the weights into the f32 GEMM).
+func LowKQuantsSIMD() bool { return lowKSIMD() }
+
+// DotQ4_KMat sets dst[c*ldd+r] to the dot of the q4_K weight row at
+// w[r*stride] with the q8_K activation row at y[c*ys], nb super-blocks
+// each, for r < nw and c < ny: the products of DotQ4_KRows (the same
+// bits) for a tile of weight rows and activation rows, which the SIMD
+// kernels run with each weight super-block unpacked once for several
+// activation rows.
+func DotQ4_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q4_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ4_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// DotQ5_KMat is DotQ4_KMat for q5_K weights.
+func DotQ5_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q5_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ5_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// DotQ6_KMat is DotQ4_KMat for q6_K weights.
+func DotQ6_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) error {
+	if err := checkMat(len(dst), ldd, len(w), stride, nw, len(y), ys, ny, nb, Q6_KBlockSize); err != nil || nw == 0 || ny == 0 {
+		return err
+	}
+	dotQ6_KMat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+	return nil
+}
+
+// checkMat checks the arguments of a DotQ*_KMat: nw weight rows of nb
+// super-blocks of wbs bytes, stride apart in lw bytes; ny q8_K rows ys
+// apart in ly bytes; results ldd apart in ld floats.
+func checkMat(ld, ldd, lw, stride, nw, ly, ys, ny, nb, wbs int) error {
+	if nw < 0 || ny < 0 {
+		return fmt.Errorf("%w: %d weight rows by %d activation rows", ErrShape, nw, ny)
+	}
+	if nw == 0 || ny == 0 {
+		return nil
+	}
+	if err := checkQRowsY(nw, lw, stride, ly, nb, wbs, Q8_KBlockSize); err != nil {
+		return err
+	}
+	switch {
+	case ys < nb*Q8_KBlockSize || (ny-1) > (ly-nb*Q8_KBlockSize)/ys:
+		return fmt.Errorf("%w: %d activation rows of stride %d in %d bytes", ErrShape, ny, ys, ly)
+	case ldd < nw || (ny-1) > (ld-nw)/ldd || ld < nw:
+		return fmt.Errorf("%w: %d×%d results with stride %d in %d floats", ErrShape, ny, nw, ldd, ld)
+	}
+	return nil
+}
+
+// matGo is DotQ*_KMat on a one-pair dot.
+func matGo(one func(w, y []byte, nb int) float32, dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	for c := 0; c < ny; c++ {
+		yc := y[c*ys : c*ys+nb*Q8_KBlockSize]
+		for r := 0; r < nw; r++ {
+			dst[c*ldd+r] = one(w[r*stride:], yc, nb)
+		}
+	}
 }
 
 func checkRows(rows, lw, stride, ly, nb, wbs, ybs int) error {
@@ -209,7 +297,7 @@ func dotQ3_K(w, y []byte, nb int) float32 {
 		for g := 0; g < 16; g++ {
 			isum += int32(cpukernels.Q3KScale(sc, g)) * dot8(a[16*g:16*g+16], q8[16*g:])
 		}
-		sum += float32(f16(bw[108:])*dy) * float32(isum)
+		sum += float32(float32(f16(bw[108:])*dy) * float32(isum))
 	}
 	return sum
 }
@@ -296,7 +384,7 @@ func dotQ6_K(w, y []byte, nb int) float32 {
 		for g := 0; g < 16; g++ {
 			isum += int32(int8(bw[192+g])) * dot8(a[16*g:16*g+16], q8[16*g:])
 		}
-		sum += float32(f16(bw[208:])*dy) * float32(isum)
+		sum += float32(float32(f16(bw[208:])*dy) * float32(isum))
 	}
 	return sum
 }

@@ -23,7 +23,43 @@ func q6KBlockAVX2(ql *byte, qh *byte, q8 *byte, sc *int16) int32
 //go:noescape
 func q5KBlockAVX2(qs *byte, qh *byte, q8 *byte, sc *int16) int32
 
+func dotQ2_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ2_K512(w, y, nb)
+	}
+	return dotQ2_K(w, y, nb)
+}
+
+func dotQ3_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ3_K512(w, y, nb)
+	}
+	return dotQ3_K(w, y, nb)
+}
+
+// lowKSIMD reports whether the q2_K and q3_K dots run SIMD kernels.
+func lowKSIMD() bool { return useK512 }
+
+func dotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q2K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ2_K, dst, ldd, w, stride, nw, y, ys, ny, nb)
+}
+
+func dotQ3_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q3K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ3_K, dst, ldd, w, stride, nw, y, ys, ny, nb)
+}
+
 func dotQ5_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ5_K512(w, y, nb)
+	}
 	if !useAVX2 {
 		return dotQ5_K(w, y, nb)
 	}
@@ -31,6 +67,9 @@ func dotQ5_KBest(w, y []byte, nb int) float32 {
 }
 
 func dotQ4_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ4_K512(w, y, nb)
+	}
 	if !useAVX2 {
 		return dotQ4_K(w, y, nb)
 	}
@@ -38,10 +77,37 @@ func dotQ4_KBest(w, y []byte, nb int) float32 {
 }
 
 func dotQ6_KBest(w, y []byte, nb int) float32 {
+	if useK512 {
+		return dotQ6_K512(w, y, nb)
+	}
 	if !useAVX2 {
 		return dotQ6_K(w, y, nb)
 	}
 	return dotQ6_KAVX2(w, y, nb)
+}
+
+func dotQ4_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q4K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ4_KBest, dst, ldd, w, stride, nw, y, ys, ny, nb)
+}
+
+func dotQ5_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q5K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ5_KBest, dst, ldd, w, stride, nw, y, ys, ny, nb)
+}
+
+func dotQ6_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+	if useK512 {
+		q6K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	matGo(dotQ6_KBest, dst, ldd, w, stride, nw, y, ys, ny, nb)
 }
 
 func dotQ4_KAVX2(w, y []byte, nb int) float32 { return dotQ4_5KAVX2(w, y, nb, Q4_KBlockSize) }
@@ -84,7 +150,7 @@ func dotQ6_KAVX2(w, y []byte, nb int) float32 {
 			corr += int32(s) * bsum(bs, g)
 		}
 		isum := q6KBlockAVX2(&bw[0], &bw[128], &q8[0], &sc[0]) - 32*corr
-		sum += float32(f16(bw[208:])*dy) * float32(isum)
+		sum += float32(float32(f16(bw[208:])*dy) * float32(isum))
 	}
 	return sum
 }
