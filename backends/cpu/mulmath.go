@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -14,6 +15,17 @@ import (
 // (BenchmarkMulMatQuant). Both paths round the activations the same way,
 // so they differ only in the order of float sums.
 const qMaxM = 96
+
+// f16GemvMaxM is the most activation rows for which an f16 MUL_MAT runs on
+// the f16 row dots (vec.DotF16Rows, the weights widened as they are read)
+// instead of widening the weights into the f32 GEMM: in decode-shaped
+// products the weights are read about once, so widening them first costs
+// more than the product (BenchmarkMulMatF16).
+const f16GemvMaxM = 8
+
+// f16GemvChunk is the weight rows an f16 GEMV worker takes at a time, read
+// once from memory and then from cache for each further activation row.
+const f16GemvChunk = 32
 
 // mulMatRoundedKernels returns the two phases of a MUL_MAT node t whose
 // activations ggml rounds before the product, computed on the f32 GEMM:
@@ -82,9 +94,45 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 		return nil
 	}
 	dense := [4]uint64{4, uint64(4 * k), uint64(4 * k * b.Ne[1]), uint64(4 * k * b.Ne[1] * b.Ne[2])}
+	if a.Type == runtime.TypeF16 && b.Ne[1] <= f16GemvMaxM && a.IsContiguousRows() {
+		return round, mulMatF16Gemv(t, dm, am, buf, dense), rows
+	}
 	mm = mulMatKernelB(t, dm, am, buf, dense, sp, nth)
 	if mm == nil {
 		return nil, nil, 0
 	}
 	return round, mm, rows
+}
+
+// mulMatF16Gemv returns the product phase of an f16 MUL_MAT t with few
+// activation rows (rounded to half precision in bm, laid out as bnb says):
+// every worker takes its share of the weight rows, f16GemvChunk at a time,
+// and runs each activation row over them with vec.DotF16Rows.
+func mulMatF16Gemv(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64) func(ith, nth int) error {
+	a, b := t.Src[0], t.Src[1]
+	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
+	stride := int(a.Nb[1])
+	rowBytes := uint64(2 * k)
+	return func(ith, nth int) error {
+		j0, j1 := cpukernels.RowRange(n, ith, nth)
+		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
+			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
+				A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
+				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
+				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
+				for jc := j0; jc < j1; jc += f16GemvChunk {
+					je := min(jc+f16GemvChunk, j1)
+					w := am[aoff+uint64(jc)*a.Nb[1] : aoff+uint64(je-1)*a.Nb[1]+rowBytes]
+					for i := int64(0); i < m; i++ {
+						if err := vec.DotF16Rows(C[i*ldc+jc:i*ldc+je], w, stride, A[i*lda:i*lda+k], int(k)); err != nil {
+							return fmt.Errorf("tensor %s: %w", t, err)
+						}
+					}
+				}
+			}
+		}
+		return nil
+	}
 }

@@ -13,6 +13,11 @@ import (
 // afterwards.
 var useQAVX2 = useAVX2 && cpu.X86.HasF16C
 
+// useQ512 selects the AVX-512 quantized dots (qdot512_amd64.s), which
+// also need VBMI (byte permutes) and VNNI (VPDPBUSD). Set once at program
+// start.
+var useQ512 = useAVX512 && useQAVX2 && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI
+
 // The kernels compute dst[0..3] (x4) or dst[0] (x1) for weight rows at w,
 // w+stride, ... against the q8_0 row y, over nb ≥ 1 blocks.
 
@@ -28,9 +33,39 @@ func dotQ4x4AVX2(w *byte, stride int, y *byte, nb int, dst *float32)
 //go:noescape
 func dotQ4x1AVX2(w *byte, y *byte, nb int, dst *float32)
 
+// The AVX-512 kernels take the same arguments for one row as for four
+// (stride unused).
+
+//go:noescape
+func dotQ8x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ8x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ4x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ4x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+// qRows512 runs a four-row and a one-row kernel over len(dst) rows.
+func qRows512(x4, x1 func(*byte, int, *byte, int, *float32), dst []float32, w []byte, stride int, y []byte, nb int) {
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		x4(pb(w[r*stride:]), stride, pb(y), nb, &dst[r])
+	}
+	for ; r < len(dst); r++ {
+		x1(pb(w[r*stride:]), stride, pb(y), nb, &dst[r])
+	}
+}
+
 func pb(b []byte) *byte { return unsafe.SliceData(b) }
 
 func dotQ8_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ8x4AVX512, dotQ8x1AVX512, dst, w, stride, y, nb)
+		return
+	}
 	if !useQAVX2 {
 		dotQ8_0RowsGo(dst, w, stride, y, nb)
 		return
@@ -45,6 +80,10 @@ func dotQ8_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 }
 
 func dotQ4_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ4x4AVX512, dotQ4x1AVX512, dst, w, stride, y, nb)
+		return
+	}
 	if !useQAVX2 {
 		dotQ4_0RowsGo(dst, w, stride, y, nb)
 		return

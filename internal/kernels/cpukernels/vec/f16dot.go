@@ -1,0 +1,42 @@
+package vec
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// DotF16Rows sets dst[r] to the dot product of the f16 weight row that
+// starts at byte w[r*stride] (k IEEE half-precision values, little
+// endian) with the float32 row x[:k], for every r < len(dst). It is the
+// decode-shaped (one activation row) product of ggml's vec_dot_f16: the
+// caller rounds x to half precision first, so every product of a weight
+// and an activation is exact in float32; the sums are float32, in an
+// order of the kernel's own.
+func DotF16Rows(dst []float32, w []byte, stride int, x []float32, k int) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	switch {
+	case k <= 0 || stride < 2*k || len(x) < k:
+		return fmt.Errorf("%w: f16 rows of %d elements with stride %d and an activation row of %d", ErrShape, k, stride, len(x))
+	case len(w) < 2*k || (len(dst)-1) > (len(w)-2*k)/stride:
+		return fmt.Errorf("%w: %d f16 weight rows of stride %d in %d bytes", ErrShape, len(dst), stride, len(w))
+	}
+	dotF16Rows(dst, w, stride, x[:k], k)
+	return nil
+}
+
+// dotF16Go is the portable dot of the f16 row w with x (len(x) elements).
+func dotF16Go(w []byte, x []float32) float32 {
+	var s float32
+	for i, v := range x {
+		s += halfToFloat(binary.LittleEndian.Uint16(w[2*i:])) * v
+	}
+	return s
+}
+
+func dotF16RowsGo(dst []float32, w []byte, stride int, x []float32, k int) {
+	for r := range dst {
+		dst[r] = dotF16Go(w[r*stride:r*stride+2*k], x)
+	}
+}

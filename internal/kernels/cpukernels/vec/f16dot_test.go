@@ -1,0 +1,88 @@
+package vec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+)
+
+// TestDotF16Rows checks the f16 row dots (the build's kernels and the
+// portable one) against a float64 loop, over lengths that exercise every
+// vector width's tail and row counts around the four-row kernel.
+func TestDotF16Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	funcs := map[string]func([]float32, []byte, int, []float32, int){"build": dotF16Rows, "go": dotF16RowsGo}
+	for _, k := range []int{1, 7, 16, 31, 32, 33, 64, 100, 4096} {
+		for _, rows := range []int{1, 3, 4, 5, 9} {
+			for _, pad := range []int{0, 6} {
+				stride := 2*k + pad
+				w := make([]byte, (rows-1)*stride+2*k)
+				wv := make([][]float64, rows)
+				for i := range wv {
+					wv[i] = make([]float64, k)
+					for j := range k {
+						h := cpukernels.F32ToF16(float32(r.NormFloat64()))
+						binary.LittleEndian.PutUint16(w[i*stride+2*j:], h)
+						wv[i][j] = float64(cpukernels.F16ToF32(h))
+					}
+				}
+				x := make([]float32, k)
+				for j := range x {
+					x[j] = cpukernels.F16ToF32(cpukernels.F32ToF16(float32(r.NormFloat64())))
+				}
+				for name, f := range funcs {
+					t.Run(fmt.Sprintf("%s/k%d/rows%d/pad%d", name, k, rows, pad), func(t *testing.T) {
+						dst := make([]float32, rows+1)
+						dst[rows] = 42
+						f(dst[:rows], w, stride, x, k)
+						if dst[rows] != 42 {
+							t.Fatal("wrote past dst")
+						}
+						for i := range rows {
+							var want, mag float64
+							for j, v := range x {
+								want += wv[i][j] * float64(v)
+								mag += math.Abs(wv[i][j] * float64(v))
+							}
+							if math.Abs(float64(dst[i])-want) > 1e-6*mag {
+								t.Errorf("row %d: %v, want %v (magnitude %v)", i, dst[i], want, mag)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestDotF16RowsErrors(t *testing.T) {
+	dst := make([]float32, 2)
+	w := make([]byte, 2*2*8)
+	x := make([]float32, 8)
+	for _, c := range []struct {
+		name      string
+		w         []byte
+		x         []float32
+		stride, k int
+	}{
+		{"short w", w[:len(w)-1], x, 16, 8},
+		{"short x", w, x[:7], 16, 8},
+		{"stride below row", w, x, 15, 8},
+		{"no elements", w, x, 16, 0},
+	} {
+		if err := DotF16Rows(dst, c.w, c.stride, c.x, c.k); !errors.Is(err, ErrShape) {
+			t.Errorf("%s: err %v, want ErrShape", c.name, err)
+		}
+	}
+	if err := DotF16Rows(dst, w, 16, x, 8); err != nil {
+		t.Error(err)
+	}
+	if err := DotF16Rows(nil, nil, 0, nil, 0); err != nil {
+		t.Error(err)
+	}
+}

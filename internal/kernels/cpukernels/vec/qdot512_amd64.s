@@ -1,0 +1,329 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 (F, BW, VBMI, VNNI) quantized row dots of q8_0 and q4_0 weight
+// rows with a q8_0 activation row (see qdot.go and RATIONALE.md). They
+// take two blocks a step, one per 256-bit half of a ZMM register:
+//
+//   - the 68 (q8_0) or 36 (q4_0) bytes of a block pair are loaded and
+//     permuted (VPERMT2B / VPERMB) into the 64 quants, block A in bytes
+//     0..31, block B in 32..63, each in element order; q4_0's nibbles are
+//     separated by a per-word shift (VPSRLVW) and a mask;
+//   - VPDPBUSD multiplies unsigned weight bytes with the signed activation
+//     bytes into sixteen 32-bit lanes (lanes 0..7 block A, 8..15 block B).
+//     The weights are made unsigned with an offset c (q8_0: w+128 by
+//     flipping the sign bit; q4_0: the raw nibble, which is q+8), and the
+//     lanes start from -c·(4-byte partial sums of y), computed once per
+//     activation pair for all rows, so every block's lanes sum exactly to
+//     Σ q_w·q_y (no saturation: |lane| ≤ 4·255·127);
+//   - the lanes are converted to float32 and accumulated with FMA times
+//     d_w·d_y, both scales picked from the loaded bytes by VPERMW
+//     (lanes 0..7 d_A, 8..15 d_B) and widened by VCVTPH2PS.
+//
+// That is ggml's per-block sum, with the same 8 partial lanes per block;
+// only the final order of float additions differs.
+//
+// An odd last block runs the same step with masks that load one block
+// only (masked loads do not fault on the bytes left out, which lie past
+// the row); the missing half has zero quants and a zero scale.
+
+// q512idx8: VPERMT2B index of a q8_0 block pair held as 64 bytes at p
+// (table 1) and 32 bytes at p+36 (table 2).
+DATA q512idx8<>+0(SB)/8, $0x0908070605040302
+DATA q512idx8<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA q512idx8<>+16(SB)/8, $0x1918171615141312
+DATA q512idx8<>+24(SB)/8, $0x21201f1e1d1c1b1a
+DATA q512idx8<>+32(SB)/8, $0x4746454443424140
+DATA q512idx8<>+40(SB)/8, $0x4f4e4d4c4b4a4948
+DATA q512idx8<>+48(SB)/8, $0x5756555453525150
+DATA q512idx8<>+56(SB)/8, $0x5f5e5d5c5b5a5958
+GLOBL q512idx8<>(SB), RODATA|NOPTR, $64
+
+// q512d8: VPERMW index of the two q8_0 scales (words 0 and 17).
+DATA q512d8<>+0(SB)/8, $0x0000000000000000
+DATA q512d8<>+8(SB)/8, $0x0000000000000000
+DATA q512d8<>+16(SB)/8, $0x0011001100110011
+DATA q512d8<>+24(SB)/8, $0x0011001100110011
+DATA q512d8<>+32(SB)/8, $0
+DATA q512d8<>+40(SB)/8, $0
+DATA q512d8<>+48(SB)/8, $0
+DATA q512d8<>+56(SB)/8, $0
+GLOBL q512d8<>(SB), RODATA|NOPTR, $64
+
+// q512idx4: VPERMB index of a q4_0 block pair (36 bytes at p): each
+// block's 16 nibble bytes twice.
+DATA q512idx4<>+0(SB)/8, $0x0908070605040302
+DATA q512idx4<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA q512idx4<>+16(SB)/8, $0x0908070605040302
+DATA q512idx4<>+24(SB)/8, $0x11100f0e0d0c0b0a
+DATA q512idx4<>+32(SB)/8, $0x1b1a191817161514
+DATA q512idx4<>+40(SB)/8, $0x232221201f1e1d1c
+DATA q512idx4<>+48(SB)/8, $0x1b1a191817161514
+DATA q512idx4<>+56(SB)/8, $0x232221201f1e1d1c
+GLOBL q512idx4<>(SB), RODATA|NOPTR, $64
+
+// q512d4: VPERMW index of the two q4_0 scales (words 0 and 9).
+DATA q512d4<>+0(SB)/8, $0x0000000000000000
+DATA q512d4<>+8(SB)/8, $0x0000000000000000
+DATA q512d4<>+16(SB)/8, $0x0009000900090009
+DATA q512d4<>+24(SB)/8, $0x0009000900090009
+DATA q512d4<>+32(SB)/8, $0
+DATA q512d4<>+40(SB)/8, $0
+DATA q512d4<>+48(SB)/8, $0
+DATA q512d4<>+56(SB)/8, $0
+GLOBL q512d4<>(SB), RODATA|NOPTR, $64
+
+// q512sh4: VPSRLVW counts: the first copy of each block's nibble bytes
+// keeps the low nibbles (elements 0..15), the second gets the high ones.
+DATA q512sh4<>+0(SB)/8, $0
+DATA q512sh4<>+8(SB)/8, $0
+DATA q512sh4<>+16(SB)/8, $0x0004000400040004
+DATA q512sh4<>+24(SB)/8, $0x0004000400040004
+DATA q512sh4<>+32(SB)/8, $0
+DATA q512sh4<>+40(SB)/8, $0
+DATA q512sh4<>+48(SB)/8, $0x0004000400040004
+DATA q512sh4<>+56(SB)/8, $0x0004000400040004
+GLOBL q512sh4<>(SB), RODATA|NOPTR, $64
+
+// Registers: DX the activation pair; Z0 its 64 quants, Z2 its scales
+// (lanes 0..7 d_A, 8..15 d_B), Z3 the lanes' starting values -c·Σy;
+// K2/K3 the masks of a q8_0 pair's two loads (K1 the q4_0 pair's load);
+// Z31 q512idx8, Z30 q512d8, Z25 the offset c in every byte.
+
+// YSIDE loads the activation pair at DX into Z0, Z2 and Z3.
+#define YSIDE \
+	VMOVDQU8.Z (DX), K2, Z0 \
+	VMOVDQU8.Z 36(DX), K3, Z1 \
+	VPERMW Z0, Z30, Z2 \
+	VCVTPH2PS Y2, Z2 \
+	VPERMT2B Z1, Z31, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPDPBUSD Z0, Z25, Z1 \
+	VPXORD Z3, Z3, Z3 \
+	VPSUBD Z1, Z3, Z3
+
+// Q8ROW512: acc += the q8_0 pair at ptr times the activation pair
+// (temporaries w, s, a).
+#define Q8ROW512(ptr, w, s, ys, a, acc) \
+	VMOVDQU8.Z (ptr), K2, w \
+	VMOVDQU8.Z 36(ptr), K3, a \
+	VPERMW w, Z30, s \
+	VPERMT2B a, Z31, w \
+	VCVTPH2PS ys, s \
+	VMULPS Z2, s, s \
+	VPXORD Z25, w, w \
+	VMOVDQA64 Z3, a \
+	VPDPBUSD Z0, w, a \
+	VCVTDQ2PS a, a \
+	VFMADD231PS s, a, acc
+
+// Q4ROW512: as Q8ROW512 for the q4_0 pair at ptr (Z29 q512idx4, Z28
+// q512d4, Z27 q512sh4, Z26 0x0f in every byte).
+#define Q4ROW512(ptr, w, s, ys, a, acc) \
+	VMOVDQU8.Z (ptr), K1, w \
+	VPERMW w, Z28, s \
+	VPERMB w, Z29, w \
+	VCVTPH2PS ys, s \
+	VPSRLVW Z27, w, w \
+	VMULPS Z2, s, s \
+	VPANDD Z26, w, w \
+	VMOVDQA64 Z3, a \
+	VPDPBUSD Z0, w, a \
+	VCVTDQ2PS a, a \
+	VFMADD231PS s, a, acc
+
+// HSUM512 stores the sum of acc's 16 lanes at off(BX) (X1, X2 scratch).
+#define HSUM512(acc, yacc, off) \
+	VEXTRACTF64X4 $1, acc, Y1 \
+	VADDPS yacc, Y1, Y1 \
+	VEXTRACTF128 $1, Y1, X2 \
+	VADDPS X2, X1, X1 \
+	VHADDPS X1, X1, X1 \
+	VHADDPS X1, X1, X1 \
+	VMOVSS X1, off(BX)
+
+// QSETUP loads the constants shared by both weight types and the masks of
+// a full pair; CX gets the number of pairs, R11 the number of blocks.
+#define QSETUP \
+	MOVQ nb+24(FP), R11 \
+	MOVQ R11, CX \
+	SHRQ $1, CX \
+	VMOVDQU64 q512idx8<>(SB), Z31 \
+	VMOVDQU64 q512d8<>(SB), Z30 \
+	MOVQ $-1, AX \
+	KMOVQ AX, K2 \
+	MOVL $0xffffffff, AX \
+	KMOVD AX, K3 \
+	MOVQ $0xfffffffff, AX \
+	KMOVQ AX, K1
+
+// QTAILMASKS sets the masks of a lone last block.
+#define QTAILMASKS \
+	MOVQ $0x3ffffffff, AX \
+	KMOVQ AX, K2 \
+	KXORD K3, K3, K3 \
+	MOVQ $0x3ffff, AX \
+	KMOVQ AX, K1
+
+// PFD is the prefetch distance in bytes ahead of each weight row.
+#define PFD 512
+
+#define Q8STEP4 \
+	YSIDE \
+	Q8ROW512(SI, Z12, Z13, Y13, Z14, Z8) \
+	Q8ROW512(R8, Z15, Z16, Y16, Z17, Z9) \
+	Q8ROW512(R9, Z18, Z19, Y19, Z20, Z10) \
+	Q8ROW512(R10, Z21, Z22, Y22, Z23, Z11)
+
+#define Q4STEP4 \
+	YSIDE \
+	Q4ROW512(SI, Z12, Z13, Y13, Z14, Z8) \
+	Q4ROW512(R8, Z15, Z16, Y16, Z17, Z9) \
+	Q4ROW512(R9, Z18, Z19, Y19, Z20, Z10) \
+	Q4ROW512(R10, Z21, Z22, Y22, Z23, Z11)
+
+#define ROWS4SETUP \
+	MOVQ w+0(FP), SI \
+	MOVQ stride+8(FP), DI \
+	MOVQ y+16(FP), DX \
+	MOVQ dst+32(FP), BX \
+	LEAQ (SI)(DI*1), R8 \
+	LEAQ (R8)(DI*1), R9 \
+	LEAQ (R9)(DI*1), R10 \
+	QSETUP \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11
+
+#define ROWS4STORE \
+	HSUM512(Z8, Y8, 0) \
+	HSUM512(Z9, Y9, 4) \
+	HSUM512(Z10, Y10, 8) \
+	HSUM512(Z11, Y11, 12) \
+	VZEROUPPER \
+	RET
+
+// func dotQ8x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·dotQ8x4AVX512(SB), NOSPLIT, $0-40
+	ROWS4SETUP
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z25
+	TESTQ CX, CX
+	JZ q8x4tail
+q8x4loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(R8)
+	PREFETCHT0 PFD(R9)
+	PREFETCHT0 PFD(R10)
+	Q8STEP4
+	ADDQ $68, SI
+	ADDQ $68, R8
+	ADDQ $68, R9
+	ADDQ $68, R10
+	ADDQ $68, DX
+	DECQ CX
+	JNZ q8x4loop
+q8x4tail:
+	TESTQ $1, R11
+	JZ q8x4done
+	QTAILMASKS
+	Q8STEP4
+q8x4done:
+	ROWS4STORE
+
+// func dotQ4x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·dotQ4x4AVX512(SB), NOSPLIT, $0-40
+	ROWS4SETUP
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Z25
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z26
+	VMOVDQU64 q512sh4<>(SB), Z27
+	VMOVDQU64 q512d4<>(SB), Z28
+	VMOVDQU64 q512idx4<>(SB), Z29
+	TESTQ CX, CX
+	JZ q4x4tail
+q4x4loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(R8)
+	PREFETCHT0 PFD(R9)
+	PREFETCHT0 PFD(R10)
+	Q4STEP4
+	ADDQ $36, SI
+	ADDQ $36, R8
+	ADDQ $36, R9
+	ADDQ $36, R10
+	ADDQ $68, DX
+	DECQ CX
+	JNZ q4x4loop
+q4x4tail:
+	TESTQ $1, R11
+	JZ q4x4done
+	QTAILMASKS
+	Q4STEP4
+q4x4done:
+	ROWS4STORE
+
+#define ROWS1SETUP \
+	MOVQ w+0(FP), SI \
+	MOVQ y+16(FP), DX \
+	MOVQ dst+32(FP), BX \
+	QSETUP \
+	VPXORD Z8, Z8, Z8
+
+// func dotQ8x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·dotQ8x1AVX512(SB), NOSPLIT, $0-40
+	ROWS1SETUP
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z25
+	TESTQ CX, CX
+	JZ q8x1tail
+q8x1loop:
+	YSIDE
+	Q8ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+	ADDQ $68, SI
+	ADDQ $68, DX
+	DECQ CX
+	JNZ q8x1loop
+q8x1tail:
+	TESTQ $1, R11
+	JZ q8x1done
+	QTAILMASKS
+	YSIDE
+	Q8ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+q8x1done:
+	HSUM512(Z8, Y8, 0)
+	VZEROUPPER
+	RET
+
+// func dotQ4x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·dotQ4x1AVX512(SB), NOSPLIT, $0-40
+	ROWS1SETUP
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Z25
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z26
+	VMOVDQU64 q512sh4<>(SB), Z27
+	VMOVDQU64 q512d4<>(SB), Z28
+	VMOVDQU64 q512idx4<>(SB), Z29
+	TESTQ CX, CX
+	JZ q4x1tail
+q4x1loop:
+	YSIDE
+	Q4ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+	ADDQ $36, SI
+	ADDQ $68, DX
+	DECQ CX
+	JNZ q4x1loop
+q4x1tail:
+	TESTQ $1, R11
+	JZ q4x1done
+	QTAILMASKS
+	YSIDE
+	Q4ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+q4x1done:
+	HSUM512(Z8, Y8, 0)
+	VZEROUPPER
+	RET

@@ -1,0 +1,49 @@
+//go:build amd64 && !purego
+
+package vec
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkGEMVLevels runs the q8_0 and q4_0 row dots of each assembly
+// level on the decode shape of BenchmarkGEMV (same run, same data).
+func BenchmarkGEMVLevels(b *testing.B) {
+	if !useQ512 {
+		b.Skip("no AVX-512 VBMI/VNNI")
+	}
+	const k = 4096
+	r := rand.New(rand.NewPCG(3, 4))
+	nb := k / QK
+	y, _ := randQ8Row(r, nb)
+	dst := make([]float32, k)
+	for _, c := range []struct {
+		name string
+		bs   int
+		rand func(*rand.Rand, int) ([]byte, []float64)
+		x4   func(*byte, int, *byte, int, *float32)
+	}{
+		{"q8_0/avx2", Q8_0BlockSize, randQ8Row, dotQ8x4AVX2},
+		{"q8_0/avx512", Q8_0BlockSize, randQ8Row, dotQ8x4AVX512},
+		{"q4_0/avx2", Q4_0BlockSize, randQ4Row, dotQ4x4AVX2},
+		{"q4_0/avx512", Q4_0BlockSize, randQ4Row, dotQ4x4AVX512},
+	} {
+		w := make([]byte, 0, k*nb*c.bs)
+		for range k {
+			row, _ := c.rand(r, nb)
+			w = append(w, row...)
+		}
+		stride := nb * c.bs
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				for r := 0; r < k; r += 4 {
+					c.x4(pb(w[r*stride:]), stride, pb(y), nb, &dst[r])
+				}
+			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
+		})
+	}
+}
