@@ -30,26 +30,48 @@ const (
 )
 
 // SupportedWeightType reports whether matrices of type t can be run: the
-// types the CPU kernels multiply (f32, f16, bf16, q4_0, q8_0).
+// types the CPU kernels convert and multiply (f32, f16, bf16, q4_0, q4_1,
+// q5_0, q5_1, q8_0, q2_K..q6_K, and the activation types q8_1 and q8_K).
 func SupportedWeightType(t runtime.Type) bool { return cpukernels.IsRowType(t) }
 
-// fileType is llama.cpp's general.file_type for a model whose matrices
-// are t (LLAMA_FTYPE_ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0,
-// MOSTLY_BF16).
+// fileTypes pairs each type NewGGUFWriter writes with llama.cpp's
+// general.file_type (enum llama_ftype) for a model whose matrices are of
+// it, in that enum's order. A k-quant maps to its "_S" variant
+// (MOSTLY_Q3_K_S, Q4_K_S, Q5_K_S), the one closest to a file of one type;
+// llama.cpp only prints the value.
+func fileTypes() []struct {
+	t  runtime.Type
+	ft uint32
+} {
+	return []struct {
+		t  runtime.Type
+		ft uint32
+	}{
+		{runtime.TypeF32, 0}, {runtime.TypeF16, 1}, {runtime.TypeQ4_0, 2}, {runtime.TypeQ4_1, 3},
+		{runtime.TypeQ8_0, 7}, {runtime.TypeQ5_0, 8}, {runtime.TypeQ5_1, 9}, {runtime.TypeQ2_K, 10},
+		{runtime.TypeQ3_K, 11}, {runtime.TypeQ4_K, 14}, {runtime.TypeQ5_K, 16}, {runtime.TypeQ6_K, 18},
+		{runtime.TypeBF16, 32},
+	}
+}
+
+// fileType is general.file_type for matrices of type t (see fileTypes).
 func fileType(t runtime.Type) (uint32, bool) {
-	switch t {
-	case runtime.TypeF32:
-		return 0, true
-	case runtime.TypeF16:
-		return 1, true
-	case runtime.TypeQ4_0:
-		return 2, true
-	case runtime.TypeQ8_0:
-		return 7, true
-	case runtime.TypeBF16:
-		return 32, true
+	for _, p := range fileTypes() {
+		if p.t == t {
+			return p.ft, true
+		}
 	}
 	return 0, false
+}
+
+// WritableTypes lists the matrix types NewGGUFWriter writes, in
+// llama.cpp's file-type order.
+func WritableTypes() []runtime.Type {
+	var ts []runtime.Type
+	for _, p := range fileTypes() {
+		ts = append(ts, p.t)
+	}
+	return ts
 }
 
 // DemoVocab is the small SentencePiece-style vocabulary NewGGUFWriter
@@ -81,8 +103,10 @@ func DemoVocab(n int) (tokens []string, scores []float32, types []int32) {
 // NewGGUFWriter returns a writer holding w as a llama-architecture GGUF
 // file that llama.cpp loads: the hyperparameters under llama.*, the
 // DemoVocab vocabulary, and llama.cpp's tensor names. Matrices and the
-// embedding are stored as typ (f32 where a row is not whole blocks of
-// typ), norm weights as f32.
+// embedding are stored as typ, norm weights as f32. cfg.Dim must be a
+// multiple of typ's block size (256 for the k-quants), since every matrix
+// but ffn_down has rows of Dim; ffn_down stays f32 when FFN is not (as
+// llama.cpp's quantizer falls back for such rows).
 func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 	cfg := w.Config
 	vcfg := cfg
@@ -92,7 +116,10 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 	}
 	ft, ok := fileType(typ)
 	if !ok {
-		return nil, fmt.Errorf("%w: weight type %s (want f32, f16, bf16, q4_0 or q8_0)", ErrConfig, typ)
+		return nil, fmt.Errorf("%w: weight type %s (want one of %v)", ErrConfig, typ, WritableTypes())
+	}
+	if bs := typ.BlockSize(); int64(cfg.Dim)%bs != 0 {
+		return nil, fmt.Errorf("%w: dim %d is not a multiple of %s's block of %d elements, so no matrix could be %s", ErrConfig, cfg.Dim, typ, bs, typ)
 	}
 	if cfg.Vocab < 14 {
 		return nil, fmt.Errorf("%w: vocab %d: llama.cpp needs the byte token <0x0A>, so at least 14 tokens", ErrConfig, cfg.Vocab)
@@ -429,7 +456,7 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 			return nil
 		}
 		if (norm && ti.Type != runtime.TypeF32) || !SupportedWeightType(ti.Type) {
-			errs = append(errs, fmt.Errorf("%w: tensor %s is %s (gogml runs f32 norms and f32, f16, bf16, q4_0, q8_0 matrices)", ErrUnsupportedModel, name, ti.Type))
+			errs = append(errs, fmt.Errorf("%w: tensor %s is %s (gogml runs f32 norms and f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K matrices)", ErrUnsupportedModel, name, ti.Type))
 			return nil
 		}
 		dev := m.deviceOf(name)

@@ -205,3 +205,40 @@ func TestGGUFSmallAlignment(t *testing.T) {
 		t.Error("logits differ from New's")
 	}
 }
+
+// TestGGUFWriterTypes: every writable type round-trips as a file gogml
+// can run, with llama.cpp's general.file_type and its matrices in that
+// type; a dim that is not whole blocks of the type is an error.
+func TestGGUFWriterTypes(t *testing.T) {
+	want := map[runtime.Type]uint32{runtime.TypeF32: 0, runtime.TypeF16: 1, runtime.TypeQ4_0: 2, runtime.TypeQ4_1: 3,
+		runtime.TypeQ8_0: 7, runtime.TypeQ5_0: 8, runtime.TypeQ5_1: 9, runtime.TypeQ2_K: 10, runtime.TypeQ3_K: 11,
+		runtime.TypeQ4_K: 14, runtime.TypeQ5_K: 16, runtime.TypeQ6_K: 18, runtime.TypeBF16: 32}
+	if got := WritableTypes(); len(got) != len(want) {
+		t.Fatalf("WritableTypes() = %v", got)
+	}
+	for _, typ := range WritableTypes() {
+		t.Run(typ.String(), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Dim, cfg.FFN, cfg.Layers, cfg.Vocab = 256, 512, 1, 32
+			mf, err := gguf.Open(writeDemo(t, GenerateWeights(cfg), typ))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mf.Close()
+			if ft, err := mf.Int("general.file_type"); err != nil || ft != int64(want[typ]) {
+				t.Errorf("general.file_type = %d (%v), want %d", ft, err, want[typ])
+			}
+			got, err := CheckGGUF(mf.File)
+			if err != nil || got.WeightType != typ {
+				t.Errorf("CheckGGUF: %v, weights %s", err, got.WeightType)
+			}
+			if typ.BlockSize() > 1 {
+				cfg.Dim = int(typ.BlockSize()) / 2
+				cfg.Heads = 2
+				if _, err := NewGGUFWriter(GenerateWeights(cfg), typ); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "block") {
+					t.Errorf("dim %d: %v", cfg.Dim, err)
+				}
+			}
+		})
+	}
+}

@@ -91,6 +91,17 @@ func llamaPeer(t *testing.T) func(model string, fa bool, kv string, ngen int, pr
 	}
 }
 
+// firstDiff is the first index where a and b differ, or the shorter
+// length.
+func firstDiff(a, b []int32) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
 // nmse is Σ(a-b)² / Σb².
 func nmse(a, b []float32) float64 {
 	var num, den float64
@@ -117,18 +128,30 @@ func TestLlamaCppLogits(t *testing.T) {
 		typ    runtime.Type
 		kvh    int
 		maxErr float64 // NMSE bound
-		spread bool    // also run llama.cpp with flash attention and an f16 cache
+		// spread: also run llama.cpp with flash attention and an f16
+		// cache; the greedy tokens then need to agree only up to the
+		// first step where llama.cpp's two settings disagree (quantized
+		// activations turn float-order noise into rounding flips).
+		spread bool
 	}{
-		{"f32", runtime.TypeF32, 0, 1e-6, true}, {"f16", runtime.TypeF16, 0, 1e-6, false},
+		{"f32", runtime.TypeF32, 0, 1e-6, false}, {"f16", runtime.TypeF16, 0, 1e-6, false},
 		// llama.cpp rounds the activations to bf16 for bf16 matrices;
 		// gogml multiplies them in f32.
 		{"bf16", runtime.TypeBF16, 0, 1e-4, false},
-		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, false}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true},
+		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, true}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true},
 		{"f32-gqa", runtime.TypeF32, 2, 1e-6, false}, {"f16-mqa", runtime.TypeF16, 1, 1e-6, false},
+		{"q4_1", runtime.TypeQ4_1, 0, 1e-6, true}, {"q5_0", runtime.TypeQ5_0, 0, 1e-6, true},
+		{"q5_1", runtime.TypeQ5_1, 0, 1e-6, true},
+		{"q2_K", runtime.TypeQ2_K, 0, 1e-6, true}, {"q3_K", runtime.TypeQ3_K, 0, 1e-6, true},
+		{"q4_K", runtime.TypeQ4_K, 2, 1e-6, true}, {"q5_K", runtime.TypeQ5_K, 0, 1e-6, true},
+		{"q6_K", runtime.TypeQ6_K, 0, 1e-6, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.KVHeads = tc.kvh
+			if tc.typ.BlockSize() == 256 { // k-quant rows are 256 elements
+				cfg.Dim, cfg.FFN = 256, 512
+			}
 			path := writeDemo(t, GenerateWeights(cfg), tc.typ)
 			be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
 			defer be.Close()
@@ -164,20 +187,24 @@ func TestLlamaCppLogits(t *testing.T) {
 				worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
 			}
 			t.Logf("prompt logits NMSE vs llama.cpp (f32 KV cache, no flash attention): %.3g", worst)
+			limit := ngen // steps that must agree
 			if tc.spread {
 				alt := peer(path, true, "f16", ngen, prompt)
 				var spread float64
 				for p := range prompt {
 					spread = math.Max(spread, nmse(alt.rows[p], ref.rows[p]))
 				}
-				t.Logf("llama.cpp's own spread (flash attention + f16 cache vs the above): NMSE %.3g, greedy tokens same: %v",
-					spread, fmt.Sprint(alt.gen) == fmt.Sprint(ref.gen))
+				limit = firstDiff(alt.gen, ref.gen)
+				t.Logf("llama.cpp's own spread (flash attention + f16 cache vs the above): NMSE %.3g, greedy tokens same for %d of %d steps",
+					spread, limit, ngen)
 			}
 			if worst > tc.maxErr || math.IsNaN(worst) {
 				t.Errorf("prompt logits NMSE %.3g > %g", worst, tc.maxErr)
 			}
-			if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
-				t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+			d := firstDiff(gen, ref.gen)
+			t.Logf("greedy tokens same as llama.cpp's for %d of %d steps", d, ngen)
+			if d < limit {
+				t.Errorf("greedy tokens differ at step %d (llama.cpp's settings agree for %d):\n gogml     %v\n llama.cpp %v", d, limit, gen, ref.gen)
 			}
 		})
 	}
