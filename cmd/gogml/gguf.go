@@ -163,7 +163,7 @@ func ggufWriteDemo(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	typ := fs.String("type", "f32", "matrix type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k or q6_k (norms stay f32;\n"+
 		"a k-quant's rows are 256 elements, so unless -dim and -ffn are given the demo is 256 wide with an ffn of 512)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "weight seed (the same weights as gogml run -seed)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "weight seed (the same weights as gogml run -weight-seed)")
 	fs.IntVar(&cfg.Vocab, "vocab", cfg.Vocab, "vocabulary size (at least 14)")
 	fs.IntVar(&cfg.Dim, "dim", cfg.Dim, "model width")
 	fs.IntVar(&cfg.Heads, "heads", cfg.Heads, "attention heads")

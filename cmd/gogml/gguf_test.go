@@ -32,7 +32,7 @@ func TestGGUFCommands(t *testing.T) {
 			t.Errorf("info lacks %q:\n%s", want, out.String())
 		}
 	}
-	builtin := runOut(t, "-prompt", "1,2,3", "-n", "5", "-q", "-seed", "3")
+	builtin := runOut(t, "-prompt", "1,2,3", "-n", "5", "-q", "-weight-seed", "3")
 	fromFile := runOut(t, "-model", path, "-prompt-ids", "1,2,3", "-n", "5", "-q")
 	for _, re := range []string{`generated: .*`, `logits checksum: .*`} {
 		a, b := findLine(builtin, re), findLine(fromFile, re)

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -237,3 +238,37 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("no backend: %v", err)
 	}
 }
+
+// badSampler picks a token outside the vocabulary.
+type badSampler struct{}
+
+func (badSampler) Sample([]float32) (int32, error) { return 1 << 20, nil }
+
+// TestGenerateWith: a sampler picks the tokens (each fed back), a
+// sampler that picks outside the vocabulary is an error, nil is greedy.
+func TestGenerateWith(t *testing.T) {
+	m := newModel(t, GenerateWeights(testConfig()), 1, Options{})
+	greedy, err := m.Generate([]int32{1, 2}, 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := m.GenerateWith([]int32{1, 2}, 6, nil, nil)
+	if err != nil || fmt.Sprint(same.Generated) != fmt.Sprint(greedy.Generated) {
+		t.Fatalf("nil sampler: %v %v, want %v", same.Generated, err, greedy.Generated)
+	}
+	var fed []int32
+	seq := []int32{5, 9, 11, 2, 7, 3}
+	i := 0
+	r, err := m.GenerateWith([]int32{1, 2}, 6, samplerFunc(func([]float32) (int32, error) { i++; return seq[i-1], nil }),
+		func(s Step) { fed = append(fed, s.Next) })
+	if err != nil || fmt.Sprint(r.Generated) != fmt.Sprint(seq) || fmt.Sprint(fed) != fmt.Sprint(seq) {
+		t.Fatalf("generated %v, steps %v (%v), want %v", r.Generated, fed, err, seq)
+	}
+	if _, err := m.GenerateWith([]int32{1}, 2, badSampler{}, nil); !errors.Is(err, ErrToken) {
+		t.Errorf("bad sampler: %v", err)
+	}
+}
+
+type samplerFunc func([]float32) (int32, error)
+
+func (f samplerFunc) Sample(l []float32) (int32, error) { return f(l) }
