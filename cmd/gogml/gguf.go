@@ -134,8 +134,23 @@ func printInfo(w io.Writer, m *gguf.Mapped, maxElems int, all bool) {
 		fmt.Fprintf(w, "gogml run: cannot run this file: %v\n", err)
 		return
 	}
-	fmt.Fprintf(w, "gogml run: can run it: llama decoder, vocab %d, dim %d, heads %d (kv %d, head size %d), layers %d, ffn %d, context %d, rope base %g, rms eps %g, weights %s\n",
-		cfg.Vocab, cfg.Dim, cfg.Heads, cfg.NKVHeads(), cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.RopeBase, cfg.Eps, cfg.WeightType)
+	arch, _ := m.String("general.architecture")
+	var extra []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{cfg.RopeMode == runtime.RopeNeoX, "NeoX RoPE"}, {cfg.NoRopeStep > 0, fmt.Sprintf("no RoPE every %d layers", cfg.NoRopeStep)},
+		{cfg.QKVBias, "q/k/v biases"}, {cfg.OutBias, "output bias"}, {cfg.QKNorm, "q/k norms"}} {
+		if f.on {
+			extra = append(extra, f.name)
+		}
+	}
+	feat := ""
+	if len(extra) > 0 {
+		feat = " (" + strings.Join(extra, ", ") + ")"
+	}
+	fmt.Fprintf(w, "gogml run: can run it: llama decoder as %s%s, vocab %d, dim %d, heads %d (kv %d, head size %d), layers %d, ffn %d, context %d, rope base %g, rms eps %g, weights %s\n",
+		arch, feat, cfg.Vocab, cfg.Dim, cfg.Heads, cfg.NKVHeads(), cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.RopeBase, cfg.Eps, cfg.WeightType)
 }
 
 // formatValue prints a value with at most n array elements, strings

@@ -27,7 +27,7 @@ func TestGGUFCommands(t *testing.T) {
 		t.Fatalf("info: %v", err)
 	}
 	for _, want := range []string{"GGUF v3", "general.architecture", `"llama"`, "tokenizer.ggml.tokens", "arr[str,256]",
-		"blk.1.ffn_down.weight", "[352 128]", "sizes by type:", "f32", "gogml run: can run it: llama decoder, vocab 256"} {
+		"blk.1.ffn_down.weight", "[352 128]", "sizes by type:", "f32", "gogml run: can run it: llama decoder as llama, vocab 256"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("info lacks %q:\n%s", want, out.String())
 		}

@@ -211,6 +211,11 @@ func TestErrors(t *testing.T) {
 		{"odd-head", func(c *Config) { c.Dim, c.Heads = 12, 4 }},
 		{"type", func(c *Config) { c.WeightType = runtime.TypeF16 }},
 		{"eps", func(c *Config) { c.Eps = 0 }},
+		{"head size", func(c *Config) { c.HeadSize = -1 }},
+		{"odd head size", func(c *Config) { c.HeadSize = 7 }},
+		{"huge head size", func(c *Config) { c.HeadSize = 1 << 20 }},
+		{"rope mode", func(c *Config) { c.RopeMode = 1 }},
+		{"no-rope step", func(c *Config) { c.NoRopeStep = -4 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig()
@@ -219,6 +224,16 @@ func TestErrors(t *testing.T) {
 				t.Fatalf("got %v, want ErrConfig", err)
 			}
 		})
+	}
+	biased := testConfig()
+	biased.QKVBias = true
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
+	defer be.Close()
+	if m, err := New(GenerateWeights(biased), Options{Backend: be}); !errors.Is(err, ErrConfig) {
+		if m != nil {
+			m.Close()
+		}
+		t.Errorf("New with biases: %v", err)
 	}
 	m := newModel(t, GenerateWeights(testConfig()), 1, Options{})
 	if _, err := m.Eval([]int32{1, 999}); !errors.Is(err, ErrToken) {
