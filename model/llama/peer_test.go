@@ -128,23 +128,24 @@ func TestLlamaCppLogits(t *testing.T) {
 		typ    runtime.Type
 		kvh    int
 		maxErr float64 // NMSE bound
-		// spread: also run llama.cpp with flash attention and an f16
-		// cache; the greedy tokens then need to agree only up to the
-		// first step where llama.cpp's two settings disagree (quantized
-		// activations turn float-order noise into rounding flips).
-		spread bool
+		// lenient: where the greedy tokens differ, also run llama.cpp with
+		// flash attention and an f16 cache; they then need to agree only
+		// up to the first step where llama.cpp's two settings disagree
+		// (quantized activations turn float-order noise into rounding
+		// flips). show: run it and log that spread in any case.
+		lenient, show bool
 	}{
-		{"f32", runtime.TypeF32, 0, 1e-6, false}, {"f16", runtime.TypeF16, 0, 1e-6, false},
+		{"f32", runtime.TypeF32, 0, 1e-6, false, true}, {"f16", runtime.TypeF16, 0, 1e-6, false, false},
 		// llama.cpp rounds the activations to bf16 for bf16 matrices;
 		// gogml multiplies them in f32.
-		{"bf16", runtime.TypeBF16, 0, 1e-4, false},
-		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, true}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true},
-		{"f32-gqa", runtime.TypeF32, 2, 1e-6, false}, {"f16-mqa", runtime.TypeF16, 1, 1e-6, false},
-		{"q4_1", runtime.TypeQ4_1, 0, 1e-6, true}, {"q5_0", runtime.TypeQ5_0, 0, 1e-6, true},
-		{"q5_1", runtime.TypeQ5_1, 0, 1e-6, true},
-		{"q2_K", runtime.TypeQ2_K, 0, 1e-6, true}, {"q3_K", runtime.TypeQ3_K, 0, 1e-6, true},
-		{"q4_K", runtime.TypeQ4_K, 2, 1e-6, true}, {"q5_K", runtime.TypeQ5_K, 0, 1e-6, true},
-		{"q6_K", runtime.TypeQ6_K, 0, 1e-6, true},
+		{"bf16", runtime.TypeBF16, 0, 1e-4, false, false},
+		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, true, false}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true, true},
+		{"f32-gqa", runtime.TypeF32, 2, 1e-6, false, false}, {"f16-mqa", runtime.TypeF16, 1, 1e-6, false, false},
+		{"q4_1", runtime.TypeQ4_1, 0, 1e-6, true, false}, {"q5_0", runtime.TypeQ5_0, 0, 1e-6, true, false},
+		{"q5_1", runtime.TypeQ5_1, 0, 1e-6, true, false},
+		{"q2_K", runtime.TypeQ2_K, 0, 1e-6, true, false}, {"q3_K", runtime.TypeQ3_K, 0, 1e-6, true, false},
+		{"q4_K", runtime.TypeQ4_K, 2, 1e-6, true, true}, {"q5_K", runtime.TypeQ5_K, 0, 1e-6, true, false},
+		{"q6_K", runtime.TypeQ6_K, 0, 1e-6, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -187,21 +188,23 @@ func TestLlamaCppLogits(t *testing.T) {
 				worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
 			}
 			t.Logf("prompt logits NMSE vs llama.cpp (f32 KV cache, no flash attention): %.3g", worst)
+			d := firstDiff(gen, ref.gen)
 			limit := ngen // steps that must agree
-			if tc.spread {
+			if tc.show || (tc.lenient && d < ngen) {
 				alt := peer(path, true, "f16", ngen, prompt)
 				var spread float64
 				for p := range prompt {
 					spread = math.Max(spread, nmse(alt.rows[p], ref.rows[p]))
 				}
-				limit = firstDiff(alt.gen, ref.gen)
+				if tc.lenient {
+					limit = firstDiff(alt.gen, ref.gen)
+				}
 				t.Logf("llama.cpp's own spread (flash attention + f16 cache vs the above): NMSE %.3g, greedy tokens same for %d of %d steps",
-					spread, limit, ngen)
+					spread, firstDiff(alt.gen, ref.gen), ngen)
 			}
 			if worst > tc.maxErr || math.IsNaN(worst) {
 				t.Errorf("prompt logits NMSE %.3g > %g", worst, tc.maxErr)
 			}
-			d := firstDiff(gen, ref.gen)
 			t.Logf("greedy tokens same as llama.cpp's for %d of %d steps", d, ngen)
 			if d < limit {
 				t.Errorf("greedy tokens differ at step %d (llama.cpp's settings agree for %d):\n gogml     %v\n llama.cpp %v", d, limit, gen, ref.gen)
