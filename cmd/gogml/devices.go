@@ -49,6 +49,10 @@ func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf ui
 	cfg := o.cfg
 	fmt.Fprintf(stdout, "model: llama-style decoder, vocab %d, dim %d, heads %d (head size %d), layers %d, ffn %d, ctx %d, weights %s, seed %d\n",
 		cfg.Vocab, cfg.Dim, cfg.Heads, cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.WeightType, cfg.Seed)
+	smp, err := o.samp.sampler(stdout)
+	if err != nil {
+		return err
+	}
 	for i, d := range devs {
 		free, total := d.Memory()
 		fmt.Fprintf(stdout, "device %d: %s (%s), %s free of %s\n", i, d.Name(), d.Description(), runtime.FormatBytes(free), runtime.FormatBytes(total))
@@ -92,7 +96,7 @@ func runDevices(o *runOptions, prompt []int32, strat gallocr.Strategy, maxBuf ui
 		}
 		fmt.Fprintf(stdout, "  compute in %s: %s, live-bytes lower bound %s (+%.2f%%)\n", c.BufferType, runtime.FormatBytes(c.Bytes), runtime.FormatBytes(c.LowerBound), over)
 	}
-	res, err := m.Generate(prompt, o.n, nil)
+	res, err := m.GenerateWith(prompt, o.n, smp, nil)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 func runGGUF(args []string, stdout, stderr io.Writer) error {
 	usage := func(w io.Writer) {
 		fmt.Fprintln(w, "usage: gogml gguf info FILE            metadata, tensor table, sizes by type, what gogml can run")
-		fmt.Fprintln(w, "       gogml gguf write-demo FILE [-type f32|f16|bf16|q8_0|q4_0] [shape flags]")
+		fmt.Fprintln(w, "       gogml gguf write-demo FILE [-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k..q6_k] [shape flags]")
 		fmt.Fprintln(w, "                                        the built-in decoder's weights as a llama GGUF file")
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
@@ -134,8 +134,23 @@ func printInfo(w io.Writer, m *gguf.Mapped, maxElems int, all bool) {
 		fmt.Fprintf(w, "gogml run: cannot run this file: %v\n", err)
 		return
 	}
-	fmt.Fprintf(w, "gogml run: can run it: llama decoder, vocab %d, dim %d, heads %d (kv %d, head size %d), layers %d, ffn %d, context %d, rope base %g, rms eps %g, weights %s\n",
-		cfg.Vocab, cfg.Dim, cfg.Heads, cfg.NKVHeads(), cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.RopeBase, cfg.Eps, cfg.WeightType)
+	arch, _ := m.String("general.architecture")
+	var extra []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{cfg.RopeMode == runtime.RopeNeoX, "NeoX RoPE"}, {cfg.NoRopeStep > 0, fmt.Sprintf("no RoPE every %d layers", cfg.NoRopeStep)},
+		{cfg.QKVBias, "q/k/v biases"}, {cfg.OutBias, "output bias"}, {cfg.QKNorm, "q/k norms"}} {
+		if f.on {
+			extra = append(extra, f.name)
+		}
+	}
+	feat := ""
+	if len(extra) > 0 {
+		feat = " (" + strings.Join(extra, ", ") + ")"
+	}
+	fmt.Fprintf(w, "gogml run: can run it: llama decoder as %s%s, vocab %d, dim %d, heads %d (kv %d, head size %d), layers %d, ffn %d, context %d, rope base %g, rms eps %g, weights %s\n",
+		arch, feat, cfg.Vocab, cfg.Dim, cfg.Heads, cfg.NKVHeads(), cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.RopeBase, cfg.Eps, cfg.WeightType)
 }
 
 // formatValue prints a value with at most n array elements, strings
@@ -161,8 +176,9 @@ func ggufWriteDemo(args []string, stdout, stderr io.Writer) error {
 	cfg := llama.DefaultConfig()
 	fs := flag.NewFlagSet("gguf write-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	typ := fs.String("type", "f32", "matrix type: f32, f16, bf16, q8_0 or q4_0 (norms stay f32)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "weight seed (the same weights as gogml run -seed)")
+	typ := fs.String("type", "f32", "matrix type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k or q6_k (norms stay f32;\n"+
+		"a k-quant's rows are 256 elements, so unless -dim and -ffn are given the demo is 256 wide with an ffn of 512)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "weight seed (the same weights as gogml run -weight-seed)")
 	fs.IntVar(&cfg.Vocab, "vocab", cfg.Vocab, "vocabulary size (at least 14)")
 	fs.IntVar(&cfg.Dim, "dim", cfg.Dim, "model width")
 	fs.IntVar(&cfg.Heads, "heads", cfg.Heads, "attention heads")
@@ -177,6 +193,16 @@ func ggufWriteDemo(args []string, stdout, stderr io.Writer) error {
 	t, err := runtime.ParseType(*typ)
 	if err != nil {
 		return fmt.Errorf("-type: %w", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Shapes not asked for grow to whole blocks of t (the k-quants' 256).
+	bs := int(t.BlockSize())
+	if !set["dim"] {
+		cfg.Dim = (cfg.Dim + bs - 1) / bs * bs
+	}
+	if !set["ffn"] {
+		cfg.FFN = (cfg.FFN + bs - 1) / bs * bs
 	}
 	gen := cfg
 	gen.WeightType = runtime.TypeF32

@@ -27,12 +27,12 @@ func TestGGUFCommands(t *testing.T) {
 		t.Fatalf("info: %v", err)
 	}
 	for _, want := range []string{"GGUF v3", "general.architecture", `"llama"`, "tokenizer.ggml.tokens", "arr[str,256]",
-		"blk.1.ffn_down.weight", "[352 128]", "sizes by type:", "f32", "gogml run: can run it: llama decoder, vocab 256"} {
+		"blk.1.ffn_down.weight", "[352 128]", "sizes by type:", "f32", "gogml run: can run it: llama decoder as llama, vocab 256"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("info lacks %q:\n%s", want, out.String())
 		}
 	}
-	builtin := runOut(t, "-prompt", "1,2,3", "-n", "5", "-q", "-seed", "3")
+	builtin := runOut(t, "-prompt", "1,2,3", "-n", "5", "-q", "-weight-seed", "3")
 	fromFile := runOut(t, "-model", path, "-prompt-ids", "1,2,3", "-n", "5", "-q")
 	for _, re := range []string{`generated: .*`, `logits checksum: .*`} {
 		a, b := findLine(builtin, re), findLine(fromFile, re)
@@ -57,7 +57,20 @@ func TestGGUFCommands(t *testing.T) {
 	if err := runRun([]string{"-model", bad, "-q"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "general.architecture") {
 		t.Errorf("run on an empty file: %v", err)
 	}
-	for _, args := range [][]string{{}, {"nope"}, {"info"}, {"write-demo", path, "-type", "q9"}, {"info", path, "extra"}} {
+	// A k-quant grows the demo to whole 256-element rows unless told a
+	// shape; a told shape that does not fit is an error.
+	kq := filepath.Join(dir, "q4k.gguf")
+	out.Reset()
+	if err := runGGUF([]string{"write-demo", kq, "-type", "q4_K"}, &out, &errb); err != nil || !strings.Contains(out.String(), "dim 256") ||
+		!strings.Contains(out.String(), "ffn 512") {
+		t.Errorf("write-demo -type q4_K: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := runGGUF([]string{"info", kq}, &out, &errb); err != nil || !strings.Contains(out.String(), "can run it") || !strings.Contains(out.String(), "weights q4_k") {
+		t.Errorf("info on a q4_K file: %v\n%s", err, out.String())
+	}
+	for _, args := range [][]string{{}, {"nope"}, {"info"}, {"write-demo", path, "-type", "q9"}, {"info", path, "extra"},
+		{"write-demo", kq, "-type", "q6_k", "-dim", "128"}} {
 		if err := runGGUF(args, &out, &errb); err == nil {
 			t.Errorf("gguf %v succeeded", args)
 		}

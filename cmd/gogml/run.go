@@ -39,6 +39,7 @@ type runOptions struct {
 	text     string
 	devices  string
 	split    string
+	samp     sampleFlags
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
@@ -46,7 +47,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gogml run [flags]\n\nRuns a small llama-style decoder with seeded random weights: the prompt in one\nbatch, then greedy generation one token at a time. Prints the memory plan,\nper-token times, tokens/s, the generated ids and a logits checksum.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: gogml run [flags]\n\nRuns a small llama-style decoder with seeded random weights: the prompt in one\nbatch, then generation one token at a time (greedy, or sampled with -temp). Prints the memory plan,\nper-token times, tokens/s, the generated ids and a logits checksum.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.backend, "backend", "cpu", "compute backend: cpu, cuda or opengl")
@@ -62,7 +63,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
 	fs.StringVar(&o.maxBuf, "max-buffer-size", "", "artificial max buffer size for weights and KV cache (bytes; k, m, g suffixes), splits the weights")
-	fs.Uint64Var(&o.cfg.Seed, "seed", o.cfg.Seed, "weight seed")
+	fs.Uint64Var(&o.cfg.Seed, "weight-seed", o.cfg.Seed, "the built-in model's weight seed")
+	addSampleFlags(fs, &o.samp)
 	fs.IntVar(&o.cfg.Vocab, "vocab", o.cfg.Vocab, "vocabulary size")
 	fs.IntVar(&o.cfg.Dim, "dim", o.cfg.Dim, "model width")
 	fs.IntVar(&o.cfg.Heads, "heads", o.cfg.Heads, "attention heads")
@@ -185,6 +187,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	cfg := o.cfg
 	fmt.Fprintf(stdout, "model: llama-style decoder, vocab %d, dim %d, heads %d (head size %d), layers %d, ffn %d, ctx %d, weights %s, seed %d\n",
 		cfg.Vocab, cfg.Dim, cfg.Heads, cfg.HeadDim(), cfg.Layers, cfg.FFN, cfg.Ctx, cfg.WeightType, cfg.Seed)
+	smp, err := o.samp.sampler(stdout)
+	if err != nil {
+		return err
+	}
 	dev := be.Device()
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", be.Name(), dev.Description)
 
@@ -217,7 +223,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	total := o.n
 	progress := false
 	showProgress := !o.quiet && isTerminal(stderr)
-	res, err := m.Generate(prompt, o.n, func(s llama.Step) {
+	res, err := m.GenerateWith(prompt, o.n, smp, func(s llama.Step) {
 		if progress {
 			fmt.Fprint(stderr, "\r\033[K") // clear the progress line before printing
 		}

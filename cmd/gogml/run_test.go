@@ -139,3 +139,36 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// TestRunSampling: -temp samples, reproducibly for a -seed; -temp 0 and
+// -top-k 1 give the greedy tokens; bad settings are errors.
+func TestRunSampling(t *testing.T) {
+	gen := func(args ...string) string {
+		out := runOut(t, append([]string{"-prompt", "1,2,3", "-n", "12", "-q", "-per-token=false"}, args...)...)
+		return regexp.MustCompile(`generated: .*`).FindString(out)
+	}
+	greedy := gen()
+	if g := gen("-temp", "0", "-seed", "9"); g != greedy {
+		t.Errorf("-temp 0: %s, want the greedy %s", g, greedy)
+	}
+	if g := gen("--temp", "1.5", "--top-k", "1", "-s", "4"); g != greedy {
+		t.Errorf("-top-k 1: %s, want the greedy %s", g, greedy)
+	}
+	a, b := gen("--temp", "1.5", "--seed", "5", "--top-k", "0", "--top-p", "1", "--min-p", "0"), gen("-temp", "1.5", "-seed", "5", "-top-k", "0", "-top-p", "1", "-min-p", "0")
+	if a != b {
+		t.Errorf("seed 5 twice: %s and %s", a, b)
+	}
+	if a == greedy {
+		t.Errorf("-temp 1.5 over all tokens drew the greedy tokens %s", a)
+	}
+	out := runOut(t, "-prompt", "1,2", "-n", "2", "-q", "-temp", "0.7")
+	if !regexp.MustCompile(`sampling: temp 0.7, top-k 40, top-p 0.95, min-p 0.05, seed \d+`).MatchString(out) {
+		t.Errorf("no sampling line:\n%s", out)
+	}
+	var o, e bytes.Buffer
+	for _, args := range [][]string{{"-temp", "NaN"}, {"-temp", "1", "-top-p", "-1"}, {"-temp", "1", "-seed", "-2"}} {
+		if err := runRun(append([]string{"-q", "-n", "2"}, args...), &o, &e); err == nil {
+			t.Errorf("run %v succeeded", args)
+		}
+	}
+}

@@ -57,6 +57,26 @@ type Config struct {
 	Eps float32
 	// RopeBase is RoPE's frequency base.
 	RopeBase float32
+
+	// The fields below describe the architectures of GGUF files beyond
+	// llama (ConfigFromGGUF sets them); the built-in model leaves them
+	// zero, and GenerateWeights makes no biases or q/k norms.
+
+	// HeadSize is the size of each attention head; 0 means Dim/Heads.
+	// The queries are Heads*HeadSize wide, which need not be Dim (qwen3).
+	HeadSize int
+	// RopeMode is ggml's RoPE mode: runtime.RopeNormal (adjacent pairs,
+	// llama) or runtime.RopeNeoX (halves, qwen2/qwen3).
+	RopeMode int32
+	// NoRopeStep, if positive, leaves RoPE out of every NoRopeStep-th
+	// layer (layers NoRopeStep-1, 2*NoRopeStep-1, ...: smollm3's 4).
+	NoRopeStep int
+	// QKVBias adds bias vectors after the q, k and v projections
+	// (qwen2); OutBias after the attention output projection.
+	QKVBias, OutBias bool
+	// QKNorm RMS-normalizes each head of the queries and keys before
+	// RoPE, with weights of HeadSize (qwen3).
+	QKNorm bool
 }
 
 // DefaultConfig returns the small model gogml run uses by default: vocab
@@ -75,21 +95,55 @@ func DefaultConfig() Config {
 const MaxElements = 1 << 30
 
 // Params is the number of weights of the shape: embedding and output
-// (Vocab×Dim each), per layer four Dim×Dim projections, three Dim×FFN
-// matrices and two norms, and the output norm. It is a float64 so that
-// any fields give a finite, overflow-free count.
+// (Vocab×Dim each), per layer the q and output projections (Dim×QDim),
+// k and v (Dim×KVDim), three Dim×FFN matrices, two norms and the biases
+// and q/k norms the config has, and the output norm. It is a float64 so
+// that any fields give a finite, overflow-free count (with a HeadSize
+// over 2^20 counted as such, so Validate rejects it).
 func (c Config) Params() float64 {
 	v, d, f, l := float64(c.Vocab), float64(c.Dim), float64(c.FFN), float64(c.Layers)
-	return 2*v*d + l*(4*d*d+3*d*f+2*d) + d
+	hs := float64(c.HeadSize)
+	if c.HeadSize == 0 && c.Heads > 0 {
+		hs = d / float64(c.Heads)
+	}
+	q, kv := float64(c.Heads)*hs, float64(c.NKVHeads())*hs
+	per := 2*d*q + 2*d*kv + 3*d*f + 2*d
+	if c.QKVBias {
+		per += q + 2*kv
+	}
+	if c.OutBias {
+		per += d
+	}
+	if c.QKNorm {
+		per += 2 * hs
+	}
+	return 2*v*d + l*per + d
 }
 
-// KVElements is the KV cache's element count: Layers × 2 × Ctx × Dim.
+// KVElements bounds the KV cache's element count: Layers × 2 × Ctx ×
+// the larger of Dim and KVDim.
 func (c Config) KVElements() float64 {
-	return float64(c.Layers) * 2 * float64(c.Ctx) * float64(c.Dim)
+	w := float64(c.Dim)
+	if c.Heads > 0 {
+		w = max(w, float64(c.NKVHeads())*float64(c.HeadDim()))
+	}
+	return float64(c.Layers) * 2 * float64(c.Ctx) * w
 }
 
-// HeadDim is Dim / Heads.
-func (c Config) HeadDim() int { return c.Dim / c.Heads }
+// HeadDim is HeadSize, or Dim / Heads when it is 0.
+func (c Config) HeadDim() int {
+	if c.HeadSize > 0 {
+		return c.HeadSize
+	}
+	return c.Dim / c.Heads
+}
+
+// QDim is the width of the queries and of the attention output:
+// Heads * HeadDim (Dim unless HeadSize says otherwise).
+func (c Config) QDim() int { return c.Heads * c.HeadDim() }
+
+// ropeLayer reports whether layer l applies RoPE (see NoRopeStep).
+func (c Config) ropeLayer(l int) bool { return c.NoRopeStep <= 0 || (l+1)%c.NoRopeStep != 0 }
 
 // NKVHeads is KVHeads, or Heads when it is 0.
 func (c Config) NKVHeads() int {
@@ -121,8 +175,14 @@ func (c Config) Validate() error {
 	if kv := c.KVElements(); kv > MaxElements {
 		return fmt.Errorf("llama: %w: a KV cache of %.3g elements (layers %d x 2 x ctx %d x dim %d) exceeds the limit of %d", ErrConfig, kv, c.Layers, c.Ctx, c.Dim, MaxElements)
 	}
-	if c.Dim%c.Heads != 0 {
+	if c.HeadSize < 0 || c.HeadSize > 1<<20 || c.NoRopeStep < 0 || c.NoRopeStep > 1<<20 {
+		return fmt.Errorf("llama: %w: head size %d, no-RoPE step %d", ErrConfig, c.HeadSize, c.NoRopeStep)
+	}
+	if c.HeadSize == 0 && c.Dim%c.Heads != 0 {
 		return fmt.Errorf("llama: %w: dim %d is not a multiple of heads %d", ErrConfig, c.Dim, c.Heads)
+	}
+	if c.RopeMode != runtime.RopeNormal && c.RopeMode != runtime.RopeNeoX {
+		return fmt.Errorf("llama: %w: RoPE mode %d (want %d, normal, or %d, NeoX)", ErrConfig, c.RopeMode, runtime.RopeNormal, runtime.RopeNeoX)
 	}
 	if c.KVHeads < 0 || c.Heads%c.NKVHeads() != 0 {
 		return fmt.Errorf("%w: heads %d is not a multiple of kv heads %d", ErrConfig, c.Heads, c.KVHeads)

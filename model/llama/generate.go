@@ -33,7 +33,7 @@ type Step struct {
 	Index int
 	// Tokens is the number of tokens evaluated (the prompt length, then 1).
 	Tokens int
-	// Next is the greedy choice from the last logits row.
+	// Next is the token picked from the last logits row.
 	Next int32
 	// Time is the wall time of the Eval, Phases its parts.
 	Time   time.Duration
@@ -42,7 +42,7 @@ type Step struct {
 
 // Result is the outcome of Generate.
 type Result struct {
-	// Generated holds the n greedily chosen tokens.
+	// Generated holds the n picked tokens.
 	Generated []int32
 	// Logits is the checksum over every logits row produced: all prompt
 	// positions, then one row per generated token that was evaluated.
@@ -89,11 +89,24 @@ func (c Config) CheckGenerate(prompt []int32, n int) error {
 	return nil
 }
 
+// Sampler picks the next token from one row of logits (Vocab values).
+// *sample.Sampler (package model/sample: temperature, top-k, top-p,
+// min-p, a seed) is one.
+type Sampler interface {
+	Sample(logits []float32) (int32, error)
+}
+
 // Generate evaluates prompt in one batch, then greedily picks n tokens,
 // feeding each back one at a time (the last pick is not evaluated). It
 // starts from an empty cache. onStep, if not nil, is called after every
 // Eval.
 func (m *Model) Generate(prompt []int32, n int, onStep func(Step)) (Result, error) {
+	return m.GenerateWith(prompt, n, nil, onStep)
+}
+
+// GenerateWith is Generate with each token picked by s from the last
+// logits row; a nil s picks greedily (Argmax).
+func (m *Model) GenerateWith(prompt []int32, n int, s Sampler, onStep func(Step)) (Result, error) {
 	var r Result
 	if err := m.cfg.CheckGenerate(prompt, n); err != nil {
 		return r, err
@@ -119,7 +132,16 @@ func (m *Model) Generate(prompt []int32, n int, onStep func(Step)) (Result, erro
 			r.TokenPhases.Read += p.Read
 		}
 		V := m.cfg.Vocab
-		next := int32(Argmax(logits[len(logits)-V:]))
+		row := logits[len(logits)-V:]
+		next := int32(Argmax(row))
+		if s != nil && n > 0 {
+			if next, err = s.Sample(row); err != nil {
+				return r, fmt.Errorf("llama: sample token %d: %w", i+1, err)
+			}
+			if next < 0 || int(next) >= V {
+				return r, fmt.Errorf("llama: sampler picked %d outside vocabulary 0..%d: %w", next, V-1, ErrToken)
+			}
+		}
 		if n > 0 {
 			r.Generated = append(r.Generated, next)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"golang.org/x/sys/unix"
 
@@ -15,11 +16,41 @@ import (
 
 // ErrUnsupportedModel is wrapped when a GGUF file holds a model this
 // decoder cannot run (another architecture, a weight type without
-// kernels, a feature such as biases or RoPE scaling).
+// kernels, a feature such as RoPE scaling or feed-forward biases).
 var ErrUnsupportedModel = errors.New("llama: unsupported model")
 
-// Arch is the general.architecture this package runs.
+// Arch is the general.architecture NewGGUFWriter writes.
 const Arch = "llama"
+
+// archInfo is what an architecture changes in the llama decoder, as
+// llama.cpp 0.7.0 builds it (src/models/ARCH.cpp, llama_model_rope_type).
+type archInfo struct {
+	ropeMode   int32 // llama.cpp's rope type for the architecture
+	noRopeStep int   // hard-coded in llama.cpp, no GGUF key
+	qkNorm     bool  // attn_q_norm/attn_k_norm required
+	qkvBias    bool  // attn_q/k/v.bias required (optional elsewhere)
+}
+
+// archs are the general.architecture values gogml runs.
+func archs() map[string]archInfo {
+	return map[string]archInfo{
+		"llama":    {ropeMode: runtime.RopeNormal},
+		"mistral3": {ropeMode: runtime.RopeNormal},
+		"smollm3":  {ropeMode: runtime.RopeNormal, noRopeStep: 4},
+		"qwen2":    {ropeMode: runtime.RopeNeoX, qkvBias: true},
+		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true},
+	}
+}
+
+// Archs lists the general.architecture values LoadGGUF runs, sorted.
+func Archs() []string {
+	var out []string
+	for a := range archs() {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // llama.cpp's token types (tokenizer.ggml.token_type).
 const (
@@ -30,26 +61,48 @@ const (
 )
 
 // SupportedWeightType reports whether matrices of type t can be run: the
-// types the CPU kernels multiply (f32, f16, bf16, q4_0, q8_0).
+// types the CPU kernels convert and multiply (f32, f16, bf16, q4_0, q4_1,
+// q5_0, q5_1, q8_0, q2_K..q6_K, and the activation types q8_1 and q8_K).
 func SupportedWeightType(t runtime.Type) bool { return cpukernels.IsRowType(t) }
 
-// fileType is llama.cpp's general.file_type for a model whose matrices
-// are t (LLAMA_FTYPE_ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0,
-// MOSTLY_BF16).
+// fileTypes pairs each type NewGGUFWriter writes with llama.cpp's
+// general.file_type (enum llama_ftype) for a model whose matrices are of
+// it, in that enum's order. A k-quant maps to its "_S" variant
+// (MOSTLY_Q3_K_S, Q4_K_S, Q5_K_S), the one closest to a file of one type;
+// llama.cpp only prints the value.
+func fileTypes() []struct {
+	t  runtime.Type
+	ft uint32
+} {
+	return []struct {
+		t  runtime.Type
+		ft uint32
+	}{
+		{runtime.TypeF32, 0}, {runtime.TypeF16, 1}, {runtime.TypeQ4_0, 2}, {runtime.TypeQ4_1, 3},
+		{runtime.TypeQ8_0, 7}, {runtime.TypeQ5_0, 8}, {runtime.TypeQ5_1, 9}, {runtime.TypeQ2_K, 10},
+		{runtime.TypeQ3_K, 11}, {runtime.TypeQ4_K, 14}, {runtime.TypeQ5_K, 16}, {runtime.TypeQ6_K, 18},
+		{runtime.TypeBF16, 32},
+	}
+}
+
+// fileType is general.file_type for matrices of type t (see fileTypes).
 func fileType(t runtime.Type) (uint32, bool) {
-	switch t {
-	case runtime.TypeF32:
-		return 0, true
-	case runtime.TypeF16:
-		return 1, true
-	case runtime.TypeQ4_0:
-		return 2, true
-	case runtime.TypeQ8_0:
-		return 7, true
-	case runtime.TypeBF16:
-		return 32, true
+	for _, p := range fileTypes() {
+		if p.t == t {
+			return p.ft, true
+		}
 	}
 	return 0, false
+}
+
+// WritableTypes lists the matrix types NewGGUFWriter writes, in
+// llama.cpp's file-type order.
+func WritableTypes() []runtime.Type {
+	var ts []runtime.Type
+	for _, p := range fileTypes() {
+		ts = append(ts, p.t)
+	}
+	return ts
 }
 
 // DemoVocab is the small SentencePiece-style vocabulary NewGGUFWriter
@@ -81,8 +134,10 @@ func DemoVocab(n int) (tokens []string, scores []float32, types []int32) {
 // NewGGUFWriter returns a writer holding w as a llama-architecture GGUF
 // file that llama.cpp loads: the hyperparameters under llama.*, the
 // DemoVocab vocabulary, and llama.cpp's tensor names. Matrices and the
-// embedding are stored as typ (f32 where a row is not whole blocks of
-// typ), norm weights as f32.
+// embedding are stored as typ, norm weights as f32. cfg.Dim must be a
+// multiple of typ's block size (256 for the k-quants), since every matrix
+// but ffn_down has rows of Dim; ffn_down stays f32 when FFN is not (as
+// llama.cpp's quantizer falls back for such rows).
 func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 	cfg := w.Config
 	vcfg := cfg
@@ -92,7 +147,10 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 	}
 	ft, ok := fileType(typ)
 	if !ok {
-		return nil, fmt.Errorf("%w: weight type %s (want f32, f16, bf16, q4_0 or q8_0)", ErrConfig, typ)
+		return nil, fmt.Errorf("%w: weight type %s (want one of %v)", ErrConfig, typ, WritableTypes())
+	}
+	if bs := typ.BlockSize(); int64(cfg.Dim)%bs != 0 {
+		return nil, fmt.Errorf("%w: dim %d is not a multiple of %s's block of %d elements, so no matrix could be %s", ErrConfig, cfg.Dim, typ, bs, typ)
 	}
 	if cfg.Vocab < 14 {
 		return nil, fmt.Errorf("%w: vocab %d: llama.cpp needs the byte token <0x0A>, so at least 14 tokens", ErrConfig, cfg.Vocab)
@@ -170,18 +228,22 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 	return gw, nil
 }
 
-// ConfigFromGGUF reads a llama-family file's hyperparameters. Ctx is the
-// file's context length; WeightType is the type of the first layer's
-// attn_q (or the embedding's), for display.
+// ConfigFromGGUF reads a supported file's hyperparameters (an
+// architecture of Archs). Ctx is the file's context length; WeightType is
+// the type of the first layer's attn_q (or the embedding's), for display.
+// The architecture sets RopeMode and NoRopeStep as llama.cpp does; the
+// tensors present set QKVBias, OutBias and QKNorm.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	var cfg Config
 	arch, err := f.String("general.architecture")
 	if err != nil {
 		return cfg, err
 	}
-	if arch != Arch {
-		return cfg, fmt.Errorf("%w: architecture %q (gogml runs %q)", ErrUnsupportedModel, arch, Arch)
+	ai, ok := archs()[arch]
+	if !ok {
+		return cfg, fmt.Errorf("%w: architecture %q (gogml runs %v)", ErrUnsupportedModel, arch, Archs())
 	}
+	cfg.RopeMode, cfg.NoRopeStep = ai.ropeMode, ai.noRopeStep
 	p := arch + "."
 	ints := []struct {
 		key string
@@ -190,7 +252,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}{
 		{"context_length", &cfg.Ctx, false}, {"embedding_length", &cfg.Dim, false}, {"block_count", &cfg.Layers, false},
 		{"feed_forward_length", &cfg.FFN, false}, {"attention.head_count", &cfg.Heads, false},
-		{"attention.head_count_kv", &cfg.KVHeads, true},
+		{"attention.head_count_kv", &cfg.KVHeads, true}, {"attention.key_length", &cfg.HeadSize, true},
 	}
 	for _, k := range ints {
 		v, err := f.Int(p + k.key)
@@ -204,6 +266,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			return cfg, fmt.Errorf("%w: %s%s = %d", ErrConfig, p, k.key, v)
 		}
 		*k.dst = int(v)
+	}
+	if cfg.Heads > 0 && cfg.HeadSize*cfg.Heads == cfg.Dim {
+		cfg.HeadSize = 0 // the usual Dim/Heads
 	}
 	cfg.Eps, cfg.RopeBase = 1e-5, 10000
 	for _, k := range []struct {
@@ -219,17 +284,25 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		}
 		*k.dst = float32(v)
 	}
-	if cfg.Heads > 0 && cfg.Dim%cfg.Heads == 0 {
+	if cfg.Heads > 0 && (cfg.HeadSize > 0 || cfg.Dim%cfg.Heads == 0) {
 		hd := int64(cfg.HeadDim())
-		for _, k := range []string{"rope.dimension_count", "attention.key_length", "attention.value_length"} {
+		for _, k := range []string{"rope.dimension_count", "attention.value_length"} {
 			if v, err := f.Int(p + k); err == nil && v != hd {
 				return cfg, fmt.Errorf("%w: %s%s = %d, gogml needs the head size %d", ErrUnsupportedModel, p, k, v, hd)
 			}
 		}
 	}
 	if s, err := f.String(p + "rope.scaling.type"); err == nil && s != "none" {
-		if fac, err := f.Float(p + "rope.scaling.factor"); s != "linear" || err != nil || fac != 1 {
+		// llama.cpp reads a factor of 0 as 1: no scaling.
+		if fac, err := f.Float(p + "rope.scaling.factor"); s != "linear" || err != nil || (fac != 1 && fac != 0) {
 			return cfg, fmt.Errorf("%w: RoPE scaling %q", ErrUnsupportedModel, s)
+		}
+	}
+	// Settings llama.cpp's graphs for these architectures honour and the
+	// decoder does not: a non-zero value is an error, not ignored.
+	for _, k := range []string{"attention.scale", "attention.temperature_scale"} {
+		if v, err := f.Float(p + k); err == nil && v != 0 && (arch == "mistral3" || arch == "smollm3") {
+			return cfg, fmt.Errorf("%w: %s%s = %g", ErrUnsupportedModel, p, k, v)
 		}
 	}
 	emb, ok := f.Tensor("token_embd.weight")
@@ -244,6 +317,10 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if q, ok := f.Tensor("blk.0.attn_q.weight"); ok {
 		cfg.WeightType = q.Type
 	}
+	_, bq := f.Tensor("blk.0.attn_q.bias")
+	_, bo := f.Tensor("blk.0.attn_output.bias")
+	cfg.QKVBias, cfg.OutBias = ai.qkvBias || bq, bo
+	cfg.QKNorm = ai.qkNorm
 	cfg.Seed = 0
 	vcfg := cfg
 	vcfg.WeightType = runtime.TypeF32
@@ -406,6 +483,7 @@ func (m *Model) uploadGGUF(ctxs []*runtime.Context, infos [][]gguf.TensorInfo, m
 func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorInfo, error) {
 	cfg := m.cfg
 	d, ff, dkv, V := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim()), int64(cfg.Vocab)
+	dq, hd := int64(cfg.QDim()), int64(cfg.HeadDim())
 	// One context per device (one on one backend); infos[d][i] is the
 	// file's info of ctxs[d].Tensors()[i].
 	ctxs := make([]*runtime.Context, max(1, len(m.multi)))
@@ -429,7 +507,7 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 			return nil
 		}
 		if (norm && ti.Type != runtime.TypeF32) || !SupportedWeightType(ti.Type) {
-			errs = append(errs, fmt.Errorf("%w: tensor %s is %s (gogml runs f32 norms and f32, f16, bf16, q4_0, q8_0 matrices)", ErrUnsupportedModel, name, ti.Type))
+			errs = append(errs, fmt.Errorf("%w: tensor %s is %s (gogml runs f32 norms and biases and f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K matrices)", ErrUnsupportedModel, name, ti.Type))
 			return nil
 		}
 		dev := m.deviceOf(name)
@@ -441,15 +519,28 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 		return t
 	}
 	m.tokEmb = get("token_embd.weight", false, d, V)
+	// opt gets the tensor when the config has the feature, else nil.
+	opt := func(has bool, name string, ne ...int64) *runtime.Tensor {
+		if !has {
+			return nil
+		}
+		return get(name, true, ne...)
+	}
 	m.layers = m.layers[:0]
 	for l := 0; l < cfg.Layers; l++ {
 		b := fmt.Sprintf("blk.%d.", l)
 		m.layers = append(m.layers, layer{
 			attnNorm: get(b+"attn_norm.weight", true, d),
-			wq:       get(b+"attn_q.weight", false, d, d),
+			wq:       get(b+"attn_q.weight", false, d, dq),
 			wk:       get(b+"attn_k.weight", false, d, dkv),
 			wv:       get(b+"attn_v.weight", false, d, dkv),
-			wo:       get(b+"attn_output.weight", false, d, d),
+			wo:       get(b+"attn_output.weight", false, dq, d),
+			bq:       opt(cfg.QKVBias, b+"attn_q.bias", dq),
+			bk:       opt(cfg.QKVBias, b+"attn_k.bias", dkv),
+			bv:       opt(cfg.QKVBias, b+"attn_v.bias", dkv),
+			bo:       opt(cfg.OutBias, b+"attn_output.bias", d),
+			qNorm:    opt(cfg.QKNorm, b+"attn_q_norm.weight", hd),
+			kNorm:    opt(cfg.QKNorm, b+"attn_k_norm.weight", hd),
 			ffnNorm:  get(b+"ffn_norm.weight", true, d),
 			w1:       get(b+"ffn_gate.weight", false, d, ff),
 			w3:       get(b+"ffn_up.weight", false, d, ff),

@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -134,8 +135,19 @@ func TestGGUFErrors(t *testing.T) {
 	}{
 		{"arch", tiny(func(gw *gguf.Writer) { gw.Set("general.architecture", gguf.Of("gpt2")) }), ErrUnsupportedModel, `architecture "gpt2"`},
 		{"extra tensor", tiny(func(gw *gguf.Writer) {
+			gw.AddTensor("blk.0.ffn_up.bias", runtime.TypeF32, []int64{int64(cfg.FFN)}, make([]byte, 4*cfg.FFN))
+		}), ErrUnsupportedModel, "ffn_up.bias is not used"},
+		{"bias in one layer", tiny(func(gw *gguf.Writer) {
 			gw.AddTensor("blk.0.attn_q.bias", runtime.TypeF32, []int64{int64(cfg.Dim)}, make([]byte, 4*cfg.Dim))
-		}), ErrUnsupportedModel, "attn_q.bias is not used"},
+		}), gguf.ErrNotFound, "blk.1.attn_q.bias"},
+		{"temperature scale", tiny(func(gw *gguf.Writer) {
+			gw.Set("general.architecture", gguf.Of("mistral3"))
+			for kv, v := range map[string]int{"context_length": cfg.Ctx, "embedding_length": cfg.Dim, "block_count": cfg.Layers,
+				"feed_forward_length": cfg.FFN, "attention.head_count": cfg.Heads} {
+				gw.Set("mistral3."+kv, gguf.Of(uint32(v)))
+			}
+			gw.Set("mistral3.attention.temperature_scale", gguf.Of(float32(0.1)))
+		}), ErrUnsupportedModel, "temperature_scale"},
 		{"rope scaling", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.scaling.type", gguf.Of("yarn")) }), ErrUnsupportedModel, "RoPE scaling"},
 		{"rope dims", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.dimension_count", gguf.Of(uint32(4))) }), ErrUnsupportedModel, "rope.dimension_count"},
 		{"heads type", tiny(func(gw *gguf.Writer) { gw.Set("llama.attention.head_count", gguf.Of("four")) }), gguf.ErrValue, "head_count"},
@@ -204,4 +216,170 @@ func TestGGUFSmallAlignment(t *testing.T) {
 	if got := evalAll(t, m, prompt); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Error("logits differ from New's")
 	}
+}
+
+// TestGGUFWriterTypes: every writable type round-trips as a file gogml
+// can run, with llama.cpp's general.file_type and its matrices in that
+// type; a dim that is not whole blocks of the type is an error.
+func TestGGUFWriterTypes(t *testing.T) {
+	want := map[runtime.Type]uint32{runtime.TypeF32: 0, runtime.TypeF16: 1, runtime.TypeQ4_0: 2, runtime.TypeQ4_1: 3,
+		runtime.TypeQ8_0: 7, runtime.TypeQ5_0: 8, runtime.TypeQ5_1: 9, runtime.TypeQ2_K: 10, runtime.TypeQ3_K: 11,
+		runtime.TypeQ4_K: 14, runtime.TypeQ5_K: 16, runtime.TypeQ6_K: 18, runtime.TypeBF16: 32}
+	if got := WritableTypes(); len(got) != len(want) {
+		t.Fatalf("WritableTypes() = %v", got)
+	}
+	for _, typ := range WritableTypes() {
+		t.Run(typ.String(), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Dim, cfg.FFN, cfg.Layers, cfg.Vocab = 256, 512, 1, 32
+			mf, err := gguf.Open(writeDemo(t, GenerateWeights(cfg), typ))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mf.Close()
+			if ft, err := mf.Int("general.file_type"); err != nil || ft != int64(want[typ]) {
+				t.Errorf("general.file_type = %d (%v), want %d", ft, err, want[typ])
+			}
+			got, err := CheckGGUF(mf.File)
+			if err != nil || got.WeightType != typ {
+				t.Errorf("CheckGGUF: %v, weights %s", err, got.WeightType)
+			}
+			if typ.BlockSize() > 1 {
+				cfg.Dim = int(typ.BlockSize()) / 2
+				cfg.Heads = 2
+				if _, err := NewGGUFWriter(GenerateWeights(cfg), typ); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "block") {
+					t.Errorf("dim %d: %v", cfg.Dim, err)
+				}
+			}
+		})
+	}
+}
+
+// retag copies the GGUF file at src as architecture arch (the llama.*
+// keys renamed), adding the tensors of add, and returns its path.
+func retag(t *testing.T, src, arch string, add func(gw *gguf.Writer)) string {
+	t.Helper()
+	mf, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.Close()
+	gw := gguf.NewWriter()
+	for _, kv := range mf.KV {
+		key, v := kv.Key, kv.Value
+		if rest, ok := strings.CutPrefix(key, "llama."); ok {
+			key = arch + "." + rest
+		}
+		if key == "general.architecture" {
+			v = gguf.Of(arch)
+		}
+		if err := gw.Set(key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ti := range mf.Tensors {
+		d, err := mf.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.AddTensor(ti.Name, ti.Type, ti.Shape(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(gw)
+	path := filepath.Join(t.TempDir(), arch+".gguf")
+	if err := gw.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestGGUFArchs: the llama demo file retagged as each other architecture
+// loads with that architecture's settings; mistral3 (llama's graph) and
+// qwen2 with zero biases give the logits of llama and of llama with NeoX
+// RoPE; every architecture's logits are finite.
+func TestGGUFArchs(t *testing.T) {
+	cfg := testConfig()
+	w := GenerateWeights(cfg)
+	src := writeDemo(t, w, runtime.TypeF32)
+	hd := int64(cfg.HeadDim())
+	f32s := func(n int64, v float32) []byte {
+		b := make([]byte, 4*n)
+		for i := int64(0); i < n; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		return b
+	}
+	each := func(gw *gguf.Writer, suffix string, n int64, v float32) {
+		for l := 0; l < cfg.Layers; l++ {
+			if err := gw.AddTensor(fmt.Sprintf("blk.%d.%s", l, suffix), runtime.TypeF32, []int64{n}, f32s(n, v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	prompt := []int32{1, 5, 9, 3}
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	run := func(path string) (Config, []float32) {
+		m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		return m.Config(), evalAll(t, m, prompt)
+	}
+	_, llama := run(src)
+	// llama with NeoX RoPE: the model built in memory from the same weights.
+	neoxW := *w
+	neoxW.Config.RopeMode = runtime.RopeNeoX
+	neox := evalAll(t, newModel(t, &neoxW, 2, Options{}), prompt)
+	for _, tc := range []struct {
+		arch  string
+		add   func(gw *gguf.Writer)
+		check func(Config) bool
+		want  []float32 // nil: only finite
+	}{
+		{"mistral3", func(*gguf.Writer) {}, func(c Config) bool { return c.RopeMode == runtime.RopeNormal }, llama},
+		{"qwen2", func(gw *gguf.Writer) {
+			each(gw, "attn_q.bias", int64(cfg.Dim), 0)
+			each(gw, "attn_k.bias", int64(cfg.KVDim()), 0)
+			each(gw, "attn_v.bias", int64(cfg.KVDim()), 0)
+		}, func(c Config) bool { return c.QKVBias && c.RopeMode == runtime.RopeNeoX }, neox},
+		{"qwen3", func(gw *gguf.Writer) {
+			each(gw, "attn_q_norm.weight", hd, 1)
+			each(gw, "attn_k_norm.weight", hd, 1)
+		}, func(c Config) bool { return c.QKNorm && c.RopeMode == runtime.RopeNeoX }, nil},
+		{"smollm3", func(gw *gguf.Writer) { each(gw, "attn_output.bias", int64(cfg.Dim), 0.1) },
+			func(c Config) bool { return c.NoRopeStep == 4 && c.OutBias }, nil},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			c, got := run(retag(t, src, tc.arch, tc.add))
+			if !tc.check(c) {
+				t.Errorf("config %+v", c)
+			}
+			for i, v := range got {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("logit %d is %v", i, v)
+				}
+				if tc.want != nil && v != tc.want[i] {
+					t.Fatalf("logit %d is %v, want %v", i, v, tc.want[i])
+				}
+			}
+		})
+	}
+	// A qwen3 file without its q/k norms is an error naming them.
+	if _, err := CheckGGUF(mustOpen(t, retag(t, src, "qwen3", func(*gguf.Writer) {})).File); !errors.Is(err, gguf.ErrNotFound) ||
+		!strings.Contains(err.Error(), "attn_q_norm") {
+		t.Errorf("qwen3 without norms: %v", err)
+	}
+}
+
+func mustOpen(t *testing.T, path string) *gguf.Mapped {
+	t.Helper()
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }

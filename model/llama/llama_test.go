@@ -2,6 +2,7 @@ package llama
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -210,6 +211,11 @@ func TestErrors(t *testing.T) {
 		{"odd-head", func(c *Config) { c.Dim, c.Heads = 12, 4 }},
 		{"type", func(c *Config) { c.WeightType = runtime.TypeF16 }},
 		{"eps", func(c *Config) { c.Eps = 0 }},
+		{"head size", func(c *Config) { c.HeadSize = -1 }},
+		{"odd head size", func(c *Config) { c.HeadSize = 7 }},
+		{"huge head size", func(c *Config) { c.HeadSize = 1 << 20 }},
+		{"rope mode", func(c *Config) { c.RopeMode = 1 }},
+		{"no-rope step", func(c *Config) { c.NoRopeStep = -4 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig()
@@ -218,6 +224,16 @@ func TestErrors(t *testing.T) {
 				t.Fatalf("got %v, want ErrConfig", err)
 			}
 		})
+	}
+	biased := testConfig()
+	biased.QKVBias = true
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
+	defer be.Close()
+	if m, err := New(GenerateWeights(biased), Options{Backend: be}); !errors.Is(err, ErrConfig) {
+		if m != nil {
+			m.Close()
+		}
+		t.Errorf("New with biases: %v", err)
 	}
 	m := newModel(t, GenerateWeights(testConfig()), 1, Options{})
 	if _, err := m.Eval([]int32{1, 999}); !errors.Is(err, ErrToken) {
@@ -237,3 +253,37 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("no backend: %v", err)
 	}
 }
+
+// badSampler picks a token outside the vocabulary.
+type badSampler struct{}
+
+func (badSampler) Sample([]float32) (int32, error) { return 1 << 20, nil }
+
+// TestGenerateWith: a sampler picks the tokens (each fed back), a
+// sampler that picks outside the vocabulary is an error, nil is greedy.
+func TestGenerateWith(t *testing.T) {
+	m := newModel(t, GenerateWeights(testConfig()), 1, Options{})
+	greedy, err := m.Generate([]int32{1, 2}, 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := m.GenerateWith([]int32{1, 2}, 6, nil, nil)
+	if err != nil || fmt.Sprint(same.Generated) != fmt.Sprint(greedy.Generated) {
+		t.Fatalf("nil sampler: %v %v, want %v", same.Generated, err, greedy.Generated)
+	}
+	var fed []int32
+	seq := []int32{5, 9, 11, 2, 7, 3}
+	i := 0
+	r, err := m.GenerateWith([]int32{1, 2}, 6, samplerFunc(func([]float32) (int32, error) { i++; return seq[i-1], nil }),
+		func(s Step) { fed = append(fed, s.Next) })
+	if err != nil || fmt.Sprint(r.Generated) != fmt.Sprint(seq) || fmt.Sprint(fed) != fmt.Sprint(seq) {
+		t.Fatalf("generated %v, steps %v (%v), want %v", r.Generated, fed, err, seq)
+	}
+	if _, err := m.GenerateWith([]int32{1}, 2, badSampler{}, nil); !errors.Is(err, ErrToken) {
+		t.Errorf("bad sampler: %v", err)
+	}
+}
+
+type samplerFunc func([]float32) (int32, error)
+
+func (f samplerFunc) Sample(l []float32) (int32, error) { return f(l) }

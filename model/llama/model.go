@@ -121,6 +121,10 @@ type layer struct {
 	attnNorm, wq, wk, wv, wo *runtime.Tensor
 	ffnNorm, w1, w2, w3      *runtime.Tensor
 	k, v                     *runtime.Tensor // KV cache: k {KVDim, Ctx}, v {Ctx, KVDim} (transposed)
+	// Optional (nil when the Config has none): q/k/v and output biases,
+	// per-head q and k RMS norm weights.
+	bq, bk, bv, bo *runtime.Tensor
+	qNorm, kNorm   *runtime.Tensor
 }
 
 // Model is a llama-style decoder on one backend. It is not safe for
@@ -248,9 +252,12 @@ func (m *Model) Close() error {
 
 func (m *Model) loadWeights(w *Weights) error {
 	cfg := m.cfg
-	d, f, dkv := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim())
+	d, f, dkv, dq := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim()), int64(cfg.QDim())
 	if len(w.Layers) != cfg.Layers {
 		return fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
+	}
+	if cfg.QKVBias || cfg.OutBias || cfg.QKNorm {
+		return fmt.Errorf("%w: Weights have no biases or q/k norms (those come from GGUF files)", ErrConfig)
 	}
 	// One context per device holding weights (one in all on one backend).
 	ctxs := make([]*runtime.Context, max(1, len(m.multi)))
@@ -286,10 +293,10 @@ func (m *Model) loadWeights(w *Weights) error {
 		p := fmt.Sprintf("blk.%d.", l)
 		m.layers = append(m.layers, layer{
 			attnNorm: vec(p+"attn_norm", lw.AttnNorm),
-			wq:       mat(p+"attn_q", d, d, lw.Wq),
+			wq:       mat(p+"attn_q", d, dq, lw.Wq),
 			wk:       mat(p+"attn_k", d, dkv, lw.Wk),
 			wv:       mat(p+"attn_v", d, dkv, lw.Wv),
-			wo:       mat(p+"attn_output", d, d, lw.Wo),
+			wo:       mat(p+"attn_output", dq, d, lw.Wo),
 			ffnNorm:  vec(p+"ffn_norm", lw.FFNNorm),
 			w1:       mat(p+"ffn_gate", d, f, lw.W1),
 			w2:       mat(p+"ffn_down", f, d, lw.W2),
@@ -392,7 +399,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	ctx := runtime.NewContext()
 	g := runtime.NewGraph()
 	N, T := int64(n), int64(nPast+n)
-	d, H, hd := int64(cfg.Dim), int64(cfg.Heads), int64(cfg.HeadDim())
+	H, hd := int64(cfg.Heads), int64(cfg.HeadDim())
 	Hkv, dkv := int64(cfg.NKVHeads()), int64(cfg.KVDim())
 	const f32 = 4
 
@@ -415,15 +422,35 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	rp := runtime.DefaultRopeParams()
 	rp.FreqBase = cfg.RopeBase
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	dq := int64(cfg.QDim())
+	// proj is w·h plus the bias b when there is one.
+	proj := func(w, b, h *runtime.Tensor) *runtime.Tensor {
+		y := ctx.MulMat(w, h)
+		if b != nil {
+			y = ctx.Add(y, b)
+		}
+		return y
+	}
+	// heads reshapes a projection to {hd, heads, N}, normalizes each head
+	// with norm when there is one, and rotates it unless layer l has no
+	// RoPE.
+	heads := func(t, norm *runtime.Tensor, nh int64, l int) *runtime.Tensor {
+		t = ctx.Reshape(t, hd, nh, N)
+		if norm != nil {
+			t = ctx.Mul(ctx.RMSNorm(t, cfg.Eps), norm)
+		}
+		if cfg.ropeLayer(l) {
+			t = ctx.RopeExt(t, s.pos, nil, int(hd), cfg.RopeMode, rp)
+		}
+		return t
+	}
 
 	x := ctx.GetRows(m.tokEmb, s.tokens) // {d, N}
 	for l, ly := range m.layers {
 		h := ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.attnNorm)
-		q := ctx.Reshape(ctx.MulMat(ly.wq, h), hd, H, N)
-		q = named(ctx.RopeExt(q, s.pos, nil, int(hd), runtime.RopeNormal, rp), "q", l)
-		k := ctx.Reshape(ctx.MulMat(ly.wk, h), hd, Hkv, N)
-		k = named(ctx.RopeExt(k, s.pos, nil, int(hd), runtime.RopeNormal, rp), "k", l)
-		v := named(ctx.MulMat(ly.wv, h), "v", l) // {dkv, N}
+		q := named(heads(proj(ly.wq, ly.bq, h), ly.qNorm, H, l), "q", l)
+		k := named(heads(proj(ly.wk, ly.bk, h), ly.kNorm, Hkv, l), "k", l)
+		v := named(proj(ly.wv, ly.bv, h), "v", l) // {dkv, N}
 
 		// Write this step's keys and values into their cache slots.
 		kSlot := ctx.View1D(ly.k, N*dkv, uint64(nPast)*uint64(dkv)*f32)
@@ -448,9 +475,9 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		kq := named(ctx.MulMat(K, Q), "kq", l)                                                    // {T, N, H}
 		kq = ctx.DiagMaskInf(kq, nPast)
 		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
-		kqv := ctx.MulMat(V, kq)                                  // {hd, N, H}
-		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), d, N, 1, 1) // {d, N}
-		o = ctx.MulMat(ly.wo, o)
+		kqv := ctx.MulMat(V, kq)                                   // {hd, N, H}
+		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), dq, N, 1, 1) // {dq, N}
+		o = proj(ly.wo, ly.bo, o)
 		x = named(ctx.Add(x, o), "attn_out", l)
 
 		h = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.ffnNorm)

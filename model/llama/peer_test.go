@@ -91,6 +91,17 @@ func llamaPeer(t *testing.T) func(model string, fa bool, kv string, ngen int, pr
 	}
 }
 
+// firstDiff is the first index where a and b differ, or the shorter
+// length.
+func firstDiff(a, b []int32) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
 // nmse is Σ(a-b)² / Σb².
 func nmse(a, b []float32) float64 {
 	var num, den float64
@@ -117,18 +128,31 @@ func TestLlamaCppLogits(t *testing.T) {
 		typ    runtime.Type
 		kvh    int
 		maxErr float64 // NMSE bound
-		spread bool    // also run llama.cpp with flash attention and an f16 cache
+		// lenient: where the greedy tokens differ, also run llama.cpp with
+		// flash attention and an f16 cache; they then need to agree only
+		// up to the first step where llama.cpp's two settings disagree
+		// (quantized activations turn float-order noise into rounding
+		// flips). show: run it and log that spread in any case.
+		lenient, show bool
 	}{
-		{"f32", runtime.TypeF32, 0, 1e-6, true}, {"f16", runtime.TypeF16, 0, 1e-6, false},
+		{"f32", runtime.TypeF32, 0, 1e-6, false, true}, {"f16", runtime.TypeF16, 0, 1e-6, false, false},
 		// llama.cpp rounds the activations to bf16 for bf16 matrices;
 		// gogml multiplies them in f32.
-		{"bf16", runtime.TypeBF16, 0, 1e-4, false},
-		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, false}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true},
-		{"f32-gqa", runtime.TypeF32, 2, 1e-6, false}, {"f16-mqa", runtime.TypeF16, 1, 1e-6, false},
+		{"bf16", runtime.TypeBF16, 0, 1e-4, false, false},
+		{"q8_0", runtime.TypeQ8_0, 0, 1e-6, true, false}, {"q4_0", runtime.TypeQ4_0, 0, 1e-6, true, true},
+		{"f32-gqa", runtime.TypeF32, 2, 1e-6, false, false}, {"f16-mqa", runtime.TypeF16, 1, 1e-6, false, false},
+		{"q4_1", runtime.TypeQ4_1, 0, 1e-6, true, false}, {"q5_0", runtime.TypeQ5_0, 0, 1e-6, true, false},
+		{"q5_1", runtime.TypeQ5_1, 0, 1e-6, true, false},
+		{"q2_K", runtime.TypeQ2_K, 0, 1e-6, true, false}, {"q3_K", runtime.TypeQ3_K, 0, 1e-6, true, false},
+		{"q4_K", runtime.TypeQ4_K, 2, 1e-6, true, true}, {"q5_K", runtime.TypeQ5_K, 0, 1e-6, true, false},
+		{"q6_K", runtime.TypeQ6_K, 0, 1e-6, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.KVHeads = tc.kvh
+			if tc.typ.BlockSize() == 256 { // k-quant rows are 256 elements
+				cfg.Dim, cfg.FFN = 256, 512
+			}
 			path := writeDemo(t, GenerateWeights(cfg), tc.typ)
 			be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
 			defer be.Close()
@@ -164,65 +188,85 @@ func TestLlamaCppLogits(t *testing.T) {
 				worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
 			}
 			t.Logf("prompt logits NMSE vs llama.cpp (f32 KV cache, no flash attention): %.3g", worst)
-			if tc.spread {
+			d := firstDiff(gen, ref.gen)
+			limit := ngen // steps that must agree
+			if tc.show || (tc.lenient && d < ngen) {
 				alt := peer(path, true, "f16", ngen, prompt)
 				var spread float64
 				for p := range prompt {
 					spread = math.Max(spread, nmse(alt.rows[p], ref.rows[p]))
 				}
-				t.Logf("llama.cpp's own spread (flash attention + f16 cache vs the above): NMSE %.3g, greedy tokens same: %v",
-					spread, fmt.Sprint(alt.gen) == fmt.Sprint(ref.gen))
+				if tc.lenient {
+					limit = firstDiff(alt.gen, ref.gen)
+				}
+				t.Logf("llama.cpp's own spread (flash attention + f16 cache vs the above): NMSE %.3g, greedy tokens same for %d of %d steps",
+					spread, firstDiff(alt.gen, ref.gen), ngen)
 			}
 			if worst > tc.maxErr || math.IsNaN(worst) {
 				t.Errorf("prompt logits NMSE %.3g > %g", worst, tc.maxErr)
 			}
-			if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
-				t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+			t.Logf("greedy tokens same as llama.cpp's for %d of %d steps", d, ngen)
+			if d < limit {
+				t.Errorf("greedy tokens differ at step %d (llama.cpp's settings agree for %d):\n gogml     %v\n llama.cpp %v", d, limit, gen, ref.gen)
 			}
 		})
 	}
 }
 
-// pyLlama writes a llama file with gguf-py's GGUFWriter, in shapes our
-// writer does not make: tied output (no output.weight), one kv head,
-// RoPE base 5e5, eps 1e-6, 64-byte alignment, an SPM vocabulary with all
-// 256 byte tokens, f16 matrices. argv: PATH SEED.
-const pyLlama = `
+// pyModel writes a model file with gguf-py's GGUFWriter, in shapes our
+// writer does not make, with an SPM vocabulary of all 256 byte tokens and
+// alignment 64. argv: PATH SEED ARCH. Per architecture: llama has one kv
+// head, a tied output, RoPE base 5e5 and eps 1e-6; qwen2 has q/k/v
+// biases; qwen3 per-head q/k norms and heads of 32 (queries twice the
+// width); smollm3 four layers (the fourth without RoPE); mistral3 is
+// llama-shaped. Matrices are f16.
+const pyModel = `
 import sys, numpy as np
 from gguf import GGUFWriter, TokenType
-path, seed = sys.argv[1], int(sys.argv[2])
+path, seed, arch = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(seed)
-V, D, H, KV, L, F, CTX = 259, 64, 4, 1, 2, 160, 128
-hd = D // H
-w = GGUFWriter(path, 'llama')
+V, D, H, KV, L, F, CTX, HD = 259, 64, 4, 2, 2, 160, 128, 16
+base, eps, tied = 1e6, 1e-5, False
+if arch == 'llama': KV, base, eps, tied = 1, 500000.0, 1e-6, True
+if arch == 'qwen3': HD, tied = 32, True
+if arch == 'smollm3': KV, L = 1, 4
+w = GGUFWriter(path, arch)
 w.add_custom_alignment(64)
 w.add_context_length(CTX); w.add_embedding_length(D); w.add_block_count(L); w.add_feed_forward_length(F)
-w.add_head_count(H); w.add_head_count_kv(KV); w.add_rope_dimension_count(hd)
-w.add_rope_freq_base(500000.0); w.add_layer_norm_rms_eps(1e-6)
+w.add_head_count(H); w.add_head_count_kv(KV); w.add_rope_dimension_count(HD)
+if arch == 'qwen3': w.add_key_length(HD); w.add_value_length(HD)
+w.add_rope_freq_base(base); w.add_layer_norm_rms_eps(eps)
 toks = ['<unk>', '<s>', '</s>'] + ['<0x%02X>' % b for b in range(256)]
 types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
 w.add_tokenizer_model('llama'); w.add_token_list(toks); w.add_token_scores([0.0] * V); w.add_token_types(types)
 w.add_bos_token_id(1); w.add_eos_token_id(2)
 def mat(out, inp):  # numpy shape (out, in) is GGUF ne {in, out}
     return (rng.uniform(-1, 1, (out, inp)) * np.sqrt(3 / inp)).astype(np.float16)
-def norm():
-    return (1 + 0.1 * rng.uniform(-1, 1, D)).astype(np.float32)
+def norm(n=D):
+    return (1 + 0.1 * rng.uniform(-1, 1, n)).astype(np.float32)
+def bias(n):
+    return (0.5 * rng.uniform(-1, 1, n)).astype(np.float32)
 w.add_tensor('token_embd.weight', rng.uniform(-1, 1, (V, D)).astype(np.float16))
 for l in range(L):
     b = 'blk.%d.' % l
     w.add_tensor(b + 'attn_norm.weight', norm())
-    w.add_tensor(b + 'attn_q.weight', mat(D, D)); w.add_tensor(b + 'attn_k.weight', mat(KV * hd, D))
-    w.add_tensor(b + 'attn_v.weight', mat(KV * hd, D)); w.add_tensor(b + 'attn_output.weight', mat(D, D))
+    w.add_tensor(b + 'attn_q.weight', mat(H * HD, D)); w.add_tensor(b + 'attn_k.weight', mat(KV * HD, D))
+    w.add_tensor(b + 'attn_v.weight', mat(KV * HD, D)); w.add_tensor(b + 'attn_output.weight', mat(D, H * HD))
+    if arch == 'qwen2':
+        w.add_tensor(b + 'attn_q.bias', bias(H * HD)); w.add_tensor(b + 'attn_k.bias', bias(KV * HD)); w.add_tensor(b + 'attn_v.bias', bias(KV * HD))
+    if arch == 'qwen3':
+        w.add_tensor(b + 'attn_q_norm.weight', norm(HD)); w.add_tensor(b + 'attn_k_norm.weight', norm(HD))
     w.add_tensor(b + 'ffn_norm.weight', norm())
     w.add_tensor(b + 'ffn_gate.weight', mat(F, D)); w.add_tensor(b + 'ffn_up.weight', mat(F, D)); w.add_tensor(b + 'ffn_down.weight', mat(D, F))
 w.add_tensor('output_norm.weight', norm())
+if not tied: w.add_tensor('output.weight', mat(V, D))
 w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
 `
 
-// TestPeerWrittenLlama: a llama file written by python3-gguf (MQA, tied
-// output, another RoPE base and eps, alignment 64) runs in gogml with
-// llama.cpp's logits and greedy tokens. Needs both peers.
-func TestPeerWrittenLlama(t *testing.T) {
+// TestPeerWrittenModels: model files written by python3-gguf, of every
+// architecture gogml runs, give llama.cpp's prompt logits (NMSE <= 1e-6)
+// and 16 greedy tokens. Needs both peers.
+func TestPeerWrittenModels(t *testing.T) {
 	peer := llamaPeer(t)
 	dir := os.Getenv("GOGML_GGUF_PEER")
 	if dir == "" {
@@ -231,48 +275,68 @@ func TestPeerWrittenLlama(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "gguf", "gguf_writer.py")); err != nil {
 		t.Skipf("SKIP: python3-gguf not found in %s (run scripts/gguf-peer.sh, or set GOGML_GGUF_PEER): not run", dir)
 	}
-	path := filepath.Join(t.TempDir(), "py-llama.gguf")
-	cmd := exec.Command("/usr/bin/python3", "-c", pyLlama, path, "5")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("SKIP: python3-gguf could not write the file (%v): %s", err, out)
-	}
-	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
-	defer be.Close()
-	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Ctx: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	cfg := m.Config()
-	if cfg.NKVHeads() != 1 || cfg.RopeBase != 500000 || cfg.Eps != 1e-6 || m.output != m.tokEmb {
-		t.Fatalf("config %+v (tied output %v)", cfg, m.output == m.tokEmb)
-	}
-	prompt := []int32{1, 75, 107, 111, 3, 258}
-	const ngen = 16
-	logits, err := m.Eval(prompt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	V := cfg.Vocab
-	gen := []int32{int32(Argmax(logits[len(logits)-V:]))}
-	for len(gen) < ngen {
-		row, err := m.Eval(gen[len(gen)-1:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		gen = append(gen, int32(Argmax(row)))
-	}
-	ref := peer(path, false, "f32", ngen, prompt)
-	var worst float64
-	for p := range prompt {
-		worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
-	}
-	t.Logf("prompt logits NMSE vs llama.cpp: %.3g", worst)
-	if worst > 1e-6 || math.IsNaN(worst) {
-		t.Errorf("prompt logits NMSE %.3g > 1e-6", worst)
-	}
-	if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
-		t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+	for _, tc := range []struct {
+		arch  string
+		check func(Config) bool
+	}{
+		{"llama", func(c Config) bool { return c.NKVHeads() == 1 && c.RopeBase == 500000 && c.Eps == 1e-6 }},
+		{"qwen2", func(c Config) bool { return c.QKVBias && c.RopeMode == runtime.RopeNeoX && c.RopeBase == 1e6 }},
+		{"qwen3", func(c Config) bool {
+			return c.QKNorm && !c.QKVBias && c.HeadDim() == 32 && c.QDim() == 128 && c.RopeMode == runtime.RopeNeoX
+		}},
+		{"smollm3", func(c Config) bool { return c.NoRopeStep == 4 && c.Layers == 4 && c.RopeMode == runtime.RopeNormal }},
+		{"mistral3", func(c Config) bool { return c.NKVHeads() == 2 && c.RopeMode == runtime.RopeNormal }},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "py-"+tc.arch+".gguf")
+			cmd := exec.Command("/usr/bin/python3", "-c", pyModel, path, "5", tc.arch)
+			cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Skipf("SKIP: python3-gguf could not write the file (%v): %s", err, out)
+			}
+			be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+			defer be.Close()
+			m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Ctx: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if cfg := m.Config(); !tc.check(cfg) {
+				t.Fatalf("config %+v", cfg)
+			}
+			if tied := tc.arch == "llama" || tc.arch == "qwen3"; tied != (m.output == m.tokEmb) {
+				t.Errorf("tied output: %v, want %v", m.output == m.tokEmb, tied)
+			}
+			prompt := []int32{1, 75, 107, 111, 3, 258}
+			const ngen = 16
+			logits, err := m.Eval(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			V := m.Config().Vocab
+			gen := []int32{int32(Argmax(logits[len(logits)-V:]))}
+			for len(gen) < ngen {
+				row, err := m.Eval(gen[len(gen)-1:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				gen = append(gen, int32(Argmax(row)))
+			}
+			ref := peer(path, false, "f32", ngen, prompt)
+			if len(ref.rows) != len(prompt) {
+				t.Fatalf("llama.cpp printed %d rows", len(ref.rows))
+			}
+			var worst float64
+			for p := range prompt {
+				worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
+			}
+			t.Logf("%s: prompt logits NMSE vs llama.cpp: %.3g; greedy tokens same for %d of %d steps", tc.arch, worst, firstDiff(gen, ref.gen), ngen)
+			if worst > 1e-6 || math.IsNaN(worst) {
+				t.Errorf("prompt logits NMSE %.3g > 1e-6", worst)
+			}
+			if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
+				t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+			}
+		})
 	}
 }

@@ -21,7 +21,8 @@ type Weights struct {
 type LayerWeights struct {
 	// AttnNorm and FFNNorm are RMS norm weights (Dim).
 	AttnNorm, FFNNorm []float32
-	// Wq and Wo are Dim×Dim projections; Wk and Wv have KVDim rows of Dim.
+	// Wq has QDim rows of Dim, Wo Dim rows of QDim (both Dim×Dim unless
+	// Config.HeadSize says otherwise); Wk and Wv have KVDim rows of Dim.
 	Wq, Wk, Wv, Wo []float32
 	// W1 (gate) and W3 (up) have FFN rows of Dim; W2 (down) has Dim rows
 	// of FFN.
@@ -68,10 +69,10 @@ func GenerateWeights(cfg Config) *Weights {
 	for l := 0; l < cfg.Layers; l++ {
 		var lw LayerWeights
 		lw.AttnNorm = r.fill(d, 0.1, 1)
-		lw.Wq = mat(d, d)
+		lw.Wq = mat(d, cfg.QDim())
 		lw.Wk = mat(d, cfg.KVDim())
 		lw.Wv = mat(d, cfg.KVDim())
-		lw.Wo = mat(d, d)
+		lw.Wo = mat(cfg.QDim(), d)
 		lw.FFNNorm = r.fill(d, 0.1, 1)
 		lw.W1 = mat(d, f)
 		lw.W2 = mat(f, d)

@@ -3,11 +3,16 @@
 // and a KVTYPE (f32/f16) KV cache, then NGEN greedy steps one token at a
 // time. Prints "vocab V", one "logits v0 v1 ..." line per evaluated
 // position, and "generated id...". Built and run by peer_test.go through
-// the peer's sysroot; not part of the build.
+// the peer's sysroot; not part of the build. With LLAMALOGITS_DUMP set
+// (a substring of tensor names), every computed f32 tensor whose name
+// contains it is printed as "tensor NAME OP ne0 ne1 ne2 ne3 v...", for
+// finding where a model first differs.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <llama.h>
+#include <ggml-backend.h>
 
 static void quiet(enum ggml_log_level level, const char *text, void *ud) {
     (void)ud;
@@ -18,6 +23,21 @@ static void print_row(const float *l, int n) {
     printf("logits");
     for (int i = 0; i < n; i++) printf(" %.9g", l[i]);
     printf("\n");
+}
+
+static bool dump(struct ggml_tensor *t, bool ask, void *ud) {
+    const char *want = ud;
+    if (!strstr(t->name, want)) return false;
+    if (ask) return true;
+    if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t)) return true;
+    int64_t n = ggml_nelements(t);
+    float *v = malloc(n * sizeof(float));
+    ggml_backend_tensor_get(t, v, 0, n * sizeof(float));
+    printf("tensor %s %s %lld %lld %lld %lld", t->name, ggml_op_desc(t), (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3]);
+    for (int64_t i = 0; i < n; i++) printf(" %.9g", v[i]);
+    printf("\n");
+    free(v);
+    return true;
 }
 
 static int argmax(const float *l, int n) {
@@ -41,6 +61,10 @@ int main(int argc, char **argv) {
     cp.n_threads = cp.n_threads_batch = 2;
     cp.flash_attn_type = atoi(argv[2]) ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     cp.type_k = cp.type_v = strcmp(argv[3], "f16") == 0 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+    if (getenv("LLAMALOGITS_DUMP")) {
+        cp.cb_eval = dump;
+        cp.cb_eval_user_data = getenv("LLAMALOGITS_DUMP");
+    }
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "context failed\n"); return 1; }
     int V = llama_vocab_n_tokens(llama_model_get_vocab(model));
