@@ -12,12 +12,14 @@ import (
 // ErrTokenizer is wrapped when a file's vocabulary cannot be used.
 var ErrTokenizer = errors.New("llama: tokenizer")
 
-// Tokenizer is a SentencePiece-style ("llama") tokenizer from a GGUF
-// file's vocabulary, with llama.cpp's algorithm: spaces become U+2581, a
+// Tokenizer is a GGUF file's tokenizer, with llama.cpp's algorithms. A
+// SentencePiece-style ("llama") vocabulary: spaces become U+2581, a
 // space is put in front of the text, adjacent pieces merge best score
-// first, and text no token covers falls back to byte tokens <0xXX>.
-// Special tokens written in the text are not parsed; they stay text.
+// first, and text no token covers falls back to byte tokens <0xXX>;
+// special tokens written in the text are not parsed, they stay text. A
+// byte-level BPE ("gpt2") vocabulary: see bpe.go.
 type Tokenizer struct {
+	bpe      *bpeVocab // set for a "gpt2" vocabulary
 	tokens   []string
 	scores   []float32
 	ids      map[string]int32
@@ -28,15 +30,22 @@ type Tokenizer struct {
 	addSpace bool
 }
 
-// TokenizerFromGGUF reads tokenizer.ggml.* from f. Only the "llama" (SPM)
-// model is supported.
+// TokenizerFromGGUF reads tokenizer.ggml.* from f: the "llama" (SPM) and
+// "gpt2" (byte-level BPE) models are supported.
 func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, err := f.String("tokenizer.ggml.model")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTokenizer, err)
 	}
+	if model == "gpt2" {
+		v, err := bpeFromGGUF(f)
+		if err != nil {
+			return nil, err
+		}
+		return &Tokenizer{bpe: v, tokens: v.tokens, bos: v.bos, eos: v.eos, unk: -1}, nil
+	}
 	if model != "llama" {
-		return nil, fmt.Errorf("%w: tokenizer model %q (gogml has the SentencePiece \"llama\" one only)", ErrTokenizer, model)
+		return nil, fmt.Errorf("%w: tokenizer model %q (gogml has the SentencePiece \"llama\" and byte-level BPE \"gpt2\" ones)", ErrTokenizer, model)
 	}
 	tv, _ := f.Get("tokenizer.ggml.tokens")
 	tokens, ok := gguf.ArrayAs[string](tv)
@@ -87,10 +96,10 @@ func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	return t, nil
 }
 
-// BOS is the beginning-of-sequence token.
+// BOS is the beginning-of-sequence token, -1 if the vocabulary has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
 
-// EOS is the end-of-sequence token.
+// EOS is the end-of-sequence token, -1 if the vocabulary has none.
 func (t *Tokenizer) EOS() int32 { return t.eos }
 
 // spmSymbol is a piece of the text in the merge list.
@@ -122,8 +131,12 @@ func (q *bigramQueue) Pop() any {
 }
 
 // Encode tokenizes text, with the BOS token first when the vocabulary
-// asks for it and addSpecial is set.
+// asks for it and addSpecial is set (and for BPE the EOS token last when
+// it asks for that; special tokens in the text are parsed).
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
+	if t.bpe != nil {
+		return t.bpe.encode(text, addSpecial)
+	}
 	var out []int32
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
@@ -219,6 +232,9 @@ func utf8SeqLen(c byte) int {
 // a space, BOS and EOS nothing, invalid UTF-8 U+FFFD. Ids outside the vocabulary are
 // skipped.
 func (t *Tokenizer) Decode(ids []int32) string {
+	if t.bpe != nil {
+		return t.bpe.decode(ids)
+	}
 	var b []byte
 	for _, id := range ids {
 		if id < 0 || int(id) >= len(t.tokens) || id == t.bos || id == t.eos {
