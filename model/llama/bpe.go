@@ -133,16 +133,8 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &bpeVocab{tokens: make([]string, len(tokens)), attrs: make([]uint8, len(tokens)),
-		ids: make(map[string]int32, len(tokens)), ranks: make(map[bpePair]int32, len(merges)),
-		pre: pre, addBOS: pre.addBOS, bos: 11, eos: 11}
-	var types []int32
-	if tv, ok := f.Get("tokenizer.ggml.token_type"); ok {
-		types, ok = gguf.ArrayAs[int32](tv)
-		if !ok || len(types) < len(tokens) {
-			return nil, fmt.Errorf("%w: tokenizer.ggml.token_type is not %d int32 values", ErrTokenizer, len(tokens))
-		}
-	}
+	v := &bpeVocab{tokens: make([]string, len(tokens)), ids: make(map[string]int32, len(tokens)),
+		ranks: make(map[bpePair]int32, len(merges)), pre: pre, addBOS: pre.addBOS, bos: 11, eos: 11}
 	for i, s := range tokens {
 		if s == "" {
 			s = fmt.Sprintf("[EMPTY_%d]", i) // llama.cpp's name for an empty token
@@ -152,17 +144,9 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 		}
 		v.ids[s] = int32(i)
 		v.tokens[i] = s
-		v.attrs[i] = attrNormal
-		if types != nil {
-			v.attrs[i] = tokenTypeAttr(types[i])
-		}
-		if controlLooking[s] {
-			v.attrs[i] |= attrControl
-		}
-		switch s {
-		case "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>":
-			v.attrs[i] = attrUserDefined // llama.cpp always renders these (gpt-oss)
-		}
+	}
+	if v.attrs, err = tokenAttrs(f, v.tokens); err != nil {
+		return nil, err
 	}
 	for i, m := range merges {
 		var p bpePair
@@ -200,13 +184,48 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 	if v.addEOS && v.eos < 0 {
 		return nil, fmt.Errorf("%w: tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set", ErrTokenizer)
 	}
-	for id, a := range v.attrs {
-		if a&(attrControl|attrUserDefined|attrUnknown) != 0 {
-			v.special = append(v.special, int32(id))
+	v.special = specialTokens(v.tokens, v.attrs)
+	return v, nil
+}
+
+// tokenAttrs are the attributes of tokens: from tokenizer.ggml.token_type
+// (all normal without it), with llama.cpp's overrides by text.
+func tokenAttrs(f *gguf.File, tokens []string) ([]uint8, error) {
+	var types []int32
+	if tv, ok := f.Get("tokenizer.ggml.token_type"); ok {
+		types, ok = gguf.ArrayAs[int32](tv)
+		if !ok || len(types) < len(tokens) {
+			return nil, fmt.Errorf("%w: tokenizer.ggml.token_type is not %d int32 values", ErrTokenizer, len(tokens))
 		}
 	}
-	sort.SliceStable(v.special, func(i, j int) bool { return len(v.tokens[v.special[i]]) > len(v.tokens[v.special[j]]) })
-	return v, nil
+	attrs := make([]uint8, len(tokens))
+	for i, s := range tokens {
+		attrs[i] = attrNormal
+		if types != nil {
+			attrs[i] = tokenTypeAttr(types[i])
+		}
+		if controlLooking[s] {
+			attrs[i] |= attrControl
+		}
+		switch s {
+		case "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>":
+			attrs[i] = attrUserDefined // llama.cpp always renders these (gpt-oss)
+		}
+	}
+	return attrs, nil
+}
+
+// specialTokens are the control, user-defined and unknown tokens, longest
+// first: the ones cut out of a text before it is tokenized.
+func specialTokens(tokens []string, attrs []uint8) []int32 {
+	var special []int32
+	for id, a := range attrs {
+		if a&(attrControl|attrUserDefined|attrUnknown) != 0 && tokens[id] != "" {
+			special = append(special, int32(id))
+		}
+	}
+	sort.SliceStable(special, func(i, j int) bool { return len(tokens[special[i]]) > len(tokens[special[j]]) })
+	return special
 }
 
 // fragment is a piece of the text, or a special token cut out of it.
@@ -218,10 +237,10 @@ type fragment struct {
 // partition cuts the special tokens out of text, longest first, as
 // llama.cpp's tokenizer_st_partition does with parse_special: every
 // occurrence, left to right, in the text that is left.
-func (v *bpeVocab) partition(text string) []fragment {
+func partition(text string, tokens []string, special []int32) []fragment {
 	frags := []fragment{{text: text, token: -1}}
-	for _, id := range v.special {
-		sp := v.tokens[id]
+	for _, id := range special {
+		sp := tokens[id]
 		var next []fragment
 		for _, f := range frags {
 			if f.token >= 0 {
@@ -257,7 +276,7 @@ func (v *bpeVocab) encode(text string, addSpecial bool) []int32 {
 		out = append(out, v.bos)
 	}
 	if text != "" {
-		for _, f := range v.partition(text) {
+		for _, f := range partition(text, v.tokens, v.special) {
 			if f.token >= 0 {
 				out = append(out, f.token)
 				continue

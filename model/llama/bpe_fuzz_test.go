@@ -38,23 +38,28 @@ func FuzzBPEEncode(f *testing.F) {
 	})
 }
 
-// FuzzBPEVocab builds a "gpt2" vocabulary from arbitrary tokens, merges
-// and pre-tokenizer name (newline-separated lists) and tokenizes a text
-// with it: TokenizerFromGGUF returns an error or a tokenizer whose ids are
-// in the vocabulary, never panics.
+// FuzzBPEVocab builds a "gpt2" (or, with spm, a "llama") vocabulary from
+// arbitrary tokens, merges and pre-tokenizer name (newline-separated
+// lists) and tokenizes a text with it: TokenizerFromGGUF returns an error
+// or a tokenizer whose ids are in the vocabulary, never panics.
 func FuzzBPEVocab(f *testing.F) {
-	f.Add("a\nb\nab\n<|x|>", "a b\n b\nab", "gpt-2", "abab <|x|> ab")
-	f.Add("Ġ\nh\nĠh", "Ġ h", "llama-bpe", " h h")
-	f.Add("", "", "default", "x")
-	f.Add("1\n2\n12", "1 2", "qwen2", "1212 12")
-	f.Fuzz(func(t *testing.T, tokens, merges, pre, text string) {
+	f.Add("a\nb\nab\n<|x|>", "a b\n b\nab", "gpt-2", "abab <|x|> ab", false)
+	f.Add("Ġ\nh\nĠh", "Ġ h", "llama-bpe", " h h", false)
+	f.Add("", "", "default", "x", false)
+	f.Add("1\n2\n12", "1 2", "qwen2", "1212 12", false)
+	f.Add("<unk>\n<s>\n</s>\n<0x41>\n▁a\na", "", "", "a A </s>a", true)
+	f.Fuzz(func(t *testing.T, tokens, merges, pre, text string, spm bool) {
 		w := gguf.NewWriter()
 		tl := strings.Split(tokens, "\n")
 		types := make([]int32, len(tl))
 		for i := range types {
 			types[i] = int32(i % 8)
 		}
-		for _, kv := range []gguf.KV{{Key: "tokenizer.ggml.model", Value: gguf.Of("gpt2")},
+		model := "gpt2"
+		if spm {
+			model = "llama"
+		}
+		for _, kv := range []gguf.KV{{Key: "tokenizer.ggml.model", Value: gguf.Of(model)},
 			{Key: "tokenizer.ggml.pre", Value: gguf.Of(pre)},
 			{Key: "tokenizer.ggml.tokens", Value: gguf.ArrayOf(tl)},
 			{Key: "tokenizer.ggml.token_type", Value: gguf.ArrayOf(types)},

@@ -15,9 +15,10 @@ var ErrTokenizer = errors.New("llama: tokenizer")
 // Tokenizer is a GGUF file's tokenizer, with llama.cpp's algorithms. A
 // SentencePiece-style ("llama") vocabulary: spaces become U+2581, a
 // space is put in front of the text, adjacent pieces merge best score
-// first, and text no token covers falls back to byte tokens <0xXX>;
-// special tokens written in the text are not parsed, they stay text. A
-// byte-level BPE ("gpt2") vocabulary: see bpe.go.
+// first, and text no token covers falls back to byte tokens <0xXX>. A
+// byte-level BPE ("gpt2") vocabulary: see bpe.go. Both cut the special
+// tokens (control, user-defined, unknown) written in the text out first,
+// as llama-tokenize does.
 type Tokenizer struct {
 	bpe      *bpeVocab // set for a "gpt2" vocabulary
 	tokens   []string
@@ -27,7 +28,9 @@ type Tokenizer struct {
 	bos, eos int32
 	unk      int32
 	addBOS   bool
+	addEOS   bool
 	addSpace bool
+	special  []int32 // see specialTokens
 }
 
 // TokenizerFromGGUF reads tokenizer.ggml.* from f: the "llama" (SPM) and
@@ -47,12 +50,19 @@ func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if model != "llama" {
 		return nil, fmt.Errorf("%w: tokenizer model %q (gogml has the SentencePiece \"llama\" and byte-level BPE \"gpt2\" ones)", ErrTokenizer, model)
 	}
-	tv, _ := f.Get("tokenizer.ggml.tokens")
-	tokens, ok := gguf.ArrayAs[string](tv)
-	if !ok || len(tokens) == 0 {
-		return nil, fmt.Errorf("%w: tokenizer.ggml.tokens is not a list of strings", ErrTokenizer)
+	tokens, err := stringArray(f, "tokenizer.ggml.tokens", MaxVocabTokens)
+	if err != nil {
+		return nil, err
 	}
-	t := &Tokenizer{tokens: tokens, ids: make(map[string]int32, len(tokens)), bos: 1, eos: 2, unk: 0, addBOS: true, addSpace: true}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("%w: tokenizer.ggml.tokens is empty", ErrTokenizer)
+	}
+	attrs, err := tokenAttrs(f, tokens)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokenizer{tokens: tokens, ids: make(map[string]int32, len(tokens)), bos: 1, eos: 2, unk: 0, addBOS: true, addSpace: true,
+		special: specialTokens(tokens, attrs)}
 	t.scores = make([]float32, len(tokens))
 	if sv, ok := f.Get("tokenizer.ggml.scores"); ok {
 		s, ok := gguf.ArrayAs[float32](sv)
@@ -86,7 +96,7 @@ func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	for _, k := range []struct {
 		key string
 		dst *bool
-	}{{"tokenizer.ggml.add_bos_token", &t.addBOS}, {"tokenizer.ggml.add_space_prefix", &t.addSpace}} {
+	}{{"tokenizer.ggml.add_bos_token", &t.addBOS}, {"tokenizer.ggml.add_eos_token", &t.addEOS}, {"tokenizer.ggml.add_space_prefix", &t.addSpace}} {
 		if v, ok := f.Get(k.key); ok {
 			if b, ok := gguf.As[bool](v); ok {
 				*k.dst = b
@@ -130,9 +140,9 @@ func (q *bigramQueue) Pop() any {
 	return x
 }
 
-// Encode tokenizes text, with the BOS token first when the vocabulary
-// asks for it and addSpecial is set (and for BPE the EOS token last when
-// it asks for that; special tokens in the text are parsed).
+// Encode tokenizes text, with the BOS token first and the EOS token last
+// when the vocabulary asks for them and addSpecial is set. Special tokens
+// written in the text are parsed (llama_tokenize with parse_special).
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 	if t.bpe != nil {
 		return t.bpe.encode(text, addSpecial)
@@ -141,12 +151,30 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}
-	if text == "" {
-		return out
+	prevSpecial := true // a text after a special token gets the space prefix
+	if text != "" {
+		for _, f := range partition(text, t.tokens, t.special) {
+			if f.token >= 0 {
+				out = append(out, f.token)
+				prevSpecial = true
+				continue
+			}
+			s := f.text
+			if t.addSpace && prevSpecial {
+				s = " " + s
+			}
+			out = t.encodeSPM(s, out)
+			prevSpecial = false
+		}
 	}
-	if t.addSpace {
-		text = " " + text
+	if addSpecial && t.addEOS {
+		out = append(out, t.eos)
 	}
+	return out
+}
+
+// encodeSPM appends the tokens of a text without special tokens.
+func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 	text = strings.ReplaceAll(text, " ", "\u2581")
 	var syms []spmSymbol
 	for off := 0; off < len(text); {
