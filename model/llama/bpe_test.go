@@ -332,7 +332,6 @@ func llamaTokenizePeer(t *testing.T) func(path, text string) []int32 {
 func TestBPETokenizerMatchesLlamaCpp(t *testing.T) {
 	peer := llamaTokenizePeer(t)
 	const sep = "<|sep|>"
-	joined := strings.Join(bpeTexts, sep)
 	for _, tc := range []struct {
 		pre   string
 		extra []gguf.KV
@@ -346,22 +345,83 @@ func TestBPETokenizerMatchesLlamaCpp(t *testing.T) {
 			v.tokens = append(v.tokens, sep)
 			v.types = append(v.types, tokenControl)
 			path := bpeVocabFile(t, v, tc.pre, tc.extra...)
-			tok := loadTokenizer(t, path)
-			want := peer(path, joined)
-			got := tok.Encode(joined, tok.bpe.addBOS)
-			if reflect.DeepEqual(got, want) {
-				return
+			comparePeer(t, peer, path, sep)
+		})
+	}
+}
+
+// comparePeer tokenizes bpeTexts joined by sep with gogml and llama.cpp on
+// the file at path and reports the texts whose ids differ.
+func comparePeer(t *testing.T, peer func(path, text string) []int32, path, sep string) {
+	t.Helper()
+	tok := loadTokenizer(t, path)
+	joined := strings.Join(bpeTexts, sep)
+	want := peer(path, joined)
+	got := tok.Encode(joined, tok.bpe.addBOS)
+	if reflect.DeepEqual(got, want) {
+		return
+	}
+	sepID := tok.bpe.ids[sep]
+	g, w := splitIDs(got, sepID), splitIDs(want, sepID)
+	for i, s := range bpeTexts {
+		if i < len(g) && i < len(w) && !reflect.DeepEqual(g[i], w[i]) {
+			t.Errorf("%q:\n gogml     %v\n llama.cpp %v", s, g[i], w[i])
+		}
+	}
+	if len(g) != len(w) {
+		t.Errorf("%d texts from gogml, %d from llama.cpp", len(g), len(w))
+	}
+}
+
+// pyBPEVocab writes a vocabulary-only llama file (hyperparameters, no
+// tensors: llama-tokenize loads the vocabulary only) with gguf-py's
+// GGUFWriter from a JSON description. argv: PATH JSON.
+const pyBPEVocab = `
+import sys, json
+from gguf import GGUFWriter
+path, vocab = sys.argv[1], json.load(open(sys.argv[2]))
+w = GGUFWriter(path, 'llama')
+w.add_context_length(128); w.add_embedding_length(64); w.add_block_count(1); w.add_feed_forward_length(128)
+w.add_head_count(4); w.add_head_count_kv(4); w.add_layer_norm_rms_eps(1e-5)
+w.add_tokenizer_model('gpt2'); w.add_tokenizer_pre(vocab['pre'])
+w.add_token_list(vocab['tokens']); w.add_token_types(vocab['types']); w.add_token_merges(vocab['merges'])
+w.add_bos_token_id(vocab['bos']); w.add_eos_token_id(vocab['eos'])
+w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+`
+
+// TestBPEPeerWrittenVocab: vocabularies written by Debian's python3-gguf
+// (gguf-py's own tokenizer keys, no tensors) tokenize in gogml as in
+// llama.cpp. Needs both peers.
+func TestBPEPeerWrittenVocab(t *testing.T) {
+	peer := llamaTokenizePeer(t)
+	dir := os.Getenv("GOGML_GGUF_PEER")
+	if dir == "" {
+		dir = "/tmp/gogml-gguf-peer/root/usr/lib/python3/dist-packages"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gguf", "gguf_writer.py")); err != nil {
+		t.Skipf("SKIP: python3-gguf not found in %s (run scripts/gguf-peer.sh, or set GOGML_GGUF_PEER): not run", dir)
+	}
+	const sep = "<|sep|>"
+	for _, pre := range []string{"llama-bpe", "qwen2", "gpt-2"} {
+		t.Run(pre, func(t *testing.T) {
+			v := newBPETestVocab(t, pre, 400)
+			v.tokens = append(v.tokens, sep)
+			v.types = append(v.types, tokenControl)
+			js, err := json.Marshal(map[string]any{"pre": pre, "tokens": v.tokens, "types": v.types, "merges": v.merges,
+				"bos": indexOf(v.tokens, "<|begin_of_text|>"), "eos": indexOf(v.tokens, "<|endoftext|>")})
+			if err != nil {
+				t.Fatal(err)
 			}
-			sepID := tok.bpe.ids[sep]
-			g, w := splitIDs(got, sepID), splitIDs(want, sepID)
-			for i, s := range bpeTexts {
-				if i < len(g) && i < len(w) && !reflect.DeepEqual(g[i], w[i]) {
-					t.Errorf("%q:\n gogml     %v\n llama.cpp %v", s, g[i], w[i])
-				}
+			jp, path := filepath.Join(t.TempDir(), "vocab.json"), filepath.Join(t.TempDir(), "py-bpe.gguf")
+			if err := os.WriteFile(jp, js, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if len(g) != len(w) {
-				t.Errorf("%d texts from gogml, %d from llama.cpp", len(g), len(w))
+			cmd := exec.Command("/usr/bin/python3", "-c", pyBPEVocab, path, jp)
+			cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Skipf("SKIP: python3-gguf could not write the file (%v): %s", err, out)
 			}
+			comparePeer(t, peer, path, sep)
 		})
 	}
 }
