@@ -78,7 +78,7 @@ fuzz:
 		./membench:FuzzParseSize ./cmd/gogml:FuzzParseTokens ./cmd/gogml:FuzzParseSize \
 		./internal/rpcwire:FuzzDecodeGraph ./rpcserver:FuzzServeConn \
 		./internal/ggmlpeer:FuzzParseBackendOps ./internal/ggmlpeer:FuzzParseLlamaArchs \
-		./gguf:FuzzParse ./model/llama:FuzzCheckGGUF; do \
+		./gguf:FuzzParse ./model/llama:FuzzCheckGGUF ./model/llama:FuzzBPEEncode ./model/llama:FuzzBPEVocab; do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
 	done

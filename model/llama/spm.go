@@ -12,12 +12,15 @@ import (
 // ErrTokenizer is wrapped when a file's vocabulary cannot be used.
 var ErrTokenizer = errors.New("llama: tokenizer")
 
-// Tokenizer is a SentencePiece-style ("llama") tokenizer from a GGUF
-// file's vocabulary, with llama.cpp's algorithm: spaces become U+2581, a
+// Tokenizer is a GGUF file's tokenizer, with llama.cpp's algorithms. A
+// SentencePiece-style ("llama") vocabulary: spaces become U+2581, a
 // space is put in front of the text, adjacent pieces merge best score
-// first, and text no token covers falls back to byte tokens <0xXX>.
-// Special tokens written in the text are not parsed; they stay text.
+// first, and text no token covers falls back to byte tokens <0xXX>. A
+// byte-level BPE ("gpt2") vocabulary: see bpe.go. Both cut the special
+// tokens (control, user-defined, unknown) written in the text out first,
+// as llama-tokenize does.
 type Tokenizer struct {
+	bpe      *bpeVocab // set for a "gpt2" vocabulary
 	tokens   []string
 	scores   []float32
 	ids      map[string]int32
@@ -25,25 +28,41 @@ type Tokenizer struct {
 	bos, eos int32
 	unk      int32
 	addBOS   bool
+	addEOS   bool
 	addSpace bool
+	special  []int32 // see specialTokens
 }
 
-// TokenizerFromGGUF reads tokenizer.ggml.* from f. Only the "llama" (SPM)
-// model is supported.
+// TokenizerFromGGUF reads tokenizer.ggml.* from f: the "llama" (SPM) and
+// "gpt2" (byte-level BPE) models are supported.
 func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, err := f.String("tokenizer.ggml.model")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTokenizer, err)
 	}
+	if model == "gpt2" {
+		v, err := bpeFromGGUF(f)
+		if err != nil {
+			return nil, err
+		}
+		return &Tokenizer{bpe: v, tokens: v.tokens, bos: v.bos, eos: v.eos, unk: -1}, nil
+	}
 	if model != "llama" {
-		return nil, fmt.Errorf("%w: tokenizer model %q (gogml has the SentencePiece \"llama\" one only)", ErrTokenizer, model)
+		return nil, fmt.Errorf("%w: tokenizer model %q (gogml has the SentencePiece \"llama\" and byte-level BPE \"gpt2\" ones)", ErrTokenizer, model)
 	}
-	tv, _ := f.Get("tokenizer.ggml.tokens")
-	tokens, ok := gguf.ArrayAs[string](tv)
-	if !ok || len(tokens) == 0 {
-		return nil, fmt.Errorf("%w: tokenizer.ggml.tokens is not a list of strings", ErrTokenizer)
+	tokens, err := stringArray(f, "tokenizer.ggml.tokens", MaxVocabTokens)
+	if err != nil {
+		return nil, err
 	}
-	t := &Tokenizer{tokens: tokens, ids: make(map[string]int32, len(tokens)), bos: 1, eos: 2, unk: 0, addBOS: true, addSpace: true}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("%w: tokenizer.ggml.tokens is empty", ErrTokenizer)
+	}
+	attrs, err := tokenAttrs(f, tokens)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokenizer{tokens: tokens, ids: make(map[string]int32, len(tokens)), bos: 1, eos: 2, unk: 0, addBOS: true, addSpace: true,
+		special: specialTokens(tokens, attrs)}
 	t.scores = make([]float32, len(tokens))
 	if sv, ok := f.Get("tokenizer.ggml.scores"); ok {
 		s, ok := gguf.ArrayAs[float32](sv)
@@ -77,7 +96,7 @@ func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	for _, k := range []struct {
 		key string
 		dst *bool
-	}{{"tokenizer.ggml.add_bos_token", &t.addBOS}, {"tokenizer.ggml.add_space_prefix", &t.addSpace}} {
+	}{{"tokenizer.ggml.add_bos_token", &t.addBOS}, {"tokenizer.ggml.add_eos_token", &t.addEOS}, {"tokenizer.ggml.add_space_prefix", &t.addSpace}} {
 		if v, ok := f.Get(k.key); ok {
 			if b, ok := gguf.As[bool](v); ok {
 				*k.dst = b
@@ -87,10 +106,10 @@ func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	return t, nil
 }
 
-// BOS is the beginning-of-sequence token.
+// BOS is the beginning-of-sequence token, -1 if the vocabulary has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
 
-// EOS is the end-of-sequence token.
+// EOS is the end-of-sequence token, -1 if the vocabulary has none.
 func (t *Tokenizer) EOS() int32 { return t.eos }
 
 // spmSymbol is a piece of the text in the merge list.
@@ -121,19 +140,41 @@ func (q *bigramQueue) Pop() any {
 	return x
 }
 
-// Encode tokenizes text, with the BOS token first when the vocabulary
-// asks for it and addSpecial is set.
+// Encode tokenizes text, with the BOS token first and the EOS token last
+// when the vocabulary asks for them and addSpecial is set. Special tokens
+// written in the text are parsed (llama_tokenize with parse_special).
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
+	if t.bpe != nil {
+		return t.bpe.encode(text, addSpecial)
+	}
 	var out []int32
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}
-	if text == "" {
-		return out
+	prevSpecial := true // a text after a special token gets the space prefix
+	if text != "" {
+		for _, f := range partition(text, t.tokens, t.special) {
+			if f.token >= 0 {
+				out = append(out, f.token)
+				prevSpecial = true
+				continue
+			}
+			s := f.text
+			if t.addSpace && prevSpecial {
+				s = " " + s
+			}
+			out = t.encodeSPM(s, out)
+			prevSpecial = false
+		}
 	}
-	if t.addSpace {
-		text = " " + text
+	if addSpecial && t.addEOS {
+		out = append(out, t.eos)
 	}
+	return out
+}
+
+// encodeSPM appends the tokens of a text without special tokens.
+func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 	text = strings.ReplaceAll(text, " ", "\u2581")
 	var syms []spmSymbol
 	for off := 0; off < len(text); {
@@ -219,6 +260,9 @@ func utf8SeqLen(c byte) int {
 // a space, BOS and EOS nothing, invalid UTF-8 U+FFFD. Ids outside the vocabulary are
 // skipped.
 func (t *Tokenizer) Decode(ids []int32) string {
+	if t.bpe != nil {
+		return t.bpe.decode(ids)
+	}
 	var b []byte
 	for _, id := range ids {
 		if id < 0 || int(id) >= len(t.tokens) || id == t.bos || id == t.eos {

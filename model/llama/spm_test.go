@@ -94,7 +94,7 @@ func TestSPMTokenizer(t *testing.T) {
 
 // TestSPMTokenizerMatchesLlamaCpp: llama-tokenize (llama.cpp 0.7.0) gives
 // the same ids on the same file and texts: merges by score, spaces, UTF-8,
-// byte fallback, invalid UTF-8.
+// byte fallback, invalid UTF-8, special tokens.
 func TestSPMTokenizerMatchesLlamaCpp(t *testing.T) {
 	root := os.Getenv("GOGML_PEER_ROOT")
 	if root == "" {
@@ -108,7 +108,9 @@ func TestSPMTokenizerMatchesLlamaCpp(t *testing.T) {
 	}
 	gw, _ := mergeVocabWriter(t)
 	tok, path := encodeFile(t, gw)
-	for _, s := range tokenizerTexts {
+	// special tokens written in the text: kept whole, a space prefix after them
+	specials := []string{"<s>", "a</s>b", "  </s>  x", "<unk>the</s></s>", "x <s> y"}
+	for _, s := range append(append([]string{}, tokenizerTexts...), specials...) {
 		out, err := exec.Command(loader, "--library-path", libs+":"+filepath.Join(libs, "llama"), bin,
 			"-m", path, "-p", s, "--ids", "--log-disable").Output()
 		if err != nil {
