@@ -29,13 +29,14 @@ type archInfo struct {
 	noRopeStep int   // hard-coded in llama.cpp, no GGUF key
 	qkNorm     bool  // attn_q_norm/attn_k_norm required
 	qkvBias    bool  // attn_q/k/v.bias required (optional elsewhere)
+	ropeFreqs  bool  // the graph applies rope_freqs.weight when present
 }
 
 // archs are the general.architecture values gogml runs.
 func archs() map[string]archInfo {
 	return map[string]archInfo{
-		"llama":    {ropeMode: runtime.RopeNormal},
-		"mistral3": {ropeMode: runtime.RopeNormal},
+		"llama":    {ropeMode: runtime.RopeNormal, ropeFreqs: true},
+		"mistral3": {ropeMode: runtime.RopeNormal, ropeFreqs: true},
 		"smollm3":  {ropeMode: runtime.RopeNormal, noRopeStep: 4},
 		"qwen2":    {ropeMode: runtime.RopeNeoX, qkvBias: true},
 		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true},
@@ -321,6 +322,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	_, bo := f.Tensor("blk.0.attn_output.bias")
 	cfg.QKVBias, cfg.OutBias = ai.qkvBias || bq, bo
 	cfg.QKNorm = ai.qkNorm
+	_, rf := f.Tensor("rope_freqs.weight")
+	cfg.RopeFreqs = ai.ropeFreqs && rf
 	cfg.Seed = 0
 	vcfg := cfg
 	vcfg.WeightType = runtime.TypeF32
@@ -548,6 +551,7 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 		})
 	}
 	m.outNorm = get("output_norm.weight", true, d)
+	m.ropeFreqs = opt(cfg.RopeFreqs, "rope_freqs.weight", hd/2)
 	if _, ok := f.Tensor("output.weight"); ok {
 		m.output = get("output.weight", false, d, V)
 	} else {

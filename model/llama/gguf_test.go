@@ -295,9 +295,10 @@ func retag(t *testing.T, src, arch string, add func(gw *gguf.Writer)) string {
 }
 
 // TestGGUFArchs: the llama demo file retagged as each other architecture
-// loads with that architecture's settings; mistral3 (llama's graph) and
-// qwen2 with zero biases give the logits of llama and of llama with NeoX
-// RoPE; every architecture's logits are finite.
+// loads with that architecture's settings; mistral3 (llama's graph),
+// llama with RoPE factors of 1 and qwen2 with zero biases give the logits
+// of llama and of llama with NeoX RoPE; every architecture's logits are
+// finite.
 func TestGGUFArchs(t *testing.T) {
 	cfg := testConfig()
 	w := GenerateWeights(cfg)
@@ -340,6 +341,11 @@ func TestGGUFArchs(t *testing.T) {
 		want  []float32 // nil: only finite
 	}{
 		{"mistral3", func(*gguf.Writer) {}, func(c Config) bool { return c.RopeMode == runtime.RopeNormal }, llama},
+		{"llama", func(gw *gguf.Writer) {
+			if err := gw.AddTensor("rope_freqs.weight", runtime.TypeF32, []int64{hd / 2}, f32s(hd/2, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}, func(c Config) bool { return c.RopeFreqs }, llama},
 		{"qwen2", func(gw *gguf.Writer) {
 			each(gw, "attn_q.bias", int64(cfg.Dim), 0)
 			each(gw, "attn_k.bias", int64(cfg.KVDim()), 0)
