@@ -56,6 +56,7 @@ func TestGGUFRoundTrip(t *testing.T) {
 		{"f32", runtime.TypeF32, func(*Config) {}, 0},
 		{"q8_0", runtime.TypeQ8_0, func(*Config) {}, 0},
 		{"f32-gqa", runtime.TypeF32, func(c *Config) { c.KVHeads = 2 }, 0},
+		{"f32-head-size", runtime.TypeF32, func(c *Config) { c.HeadSize, c.KVHeads = 32, 2 }, 0},
 		{"f16", runtime.TypeF16, func(*Config) {}, 2e-2},
 		{"bf16", runtime.TypeBF16, func(*Config) {}, 2e-1},
 		{"q4_0", runtime.TypeQ4_0, func(*Config) {}, -1},
