@@ -140,7 +140,7 @@ func printInfo(w io.Writer, m *gguf.Mapped, maxElems int, all bool) {
 		on   bool
 		name string
 	}{{cfg.RopeMode == runtime.RopeNeoX, "NeoX RoPE"}, {cfg.NoRopeStep > 0, fmt.Sprintf("no RoPE every %d layers", cfg.NoRopeStep)},
-		{cfg.QKVBias, "q/k/v biases"}, {cfg.OutBias, "output bias"}, {cfg.QKNorm, "q/k norms"}} {
+		{cfg.QKVBias, "q/k/v biases"}, {cfg.OutBias, "output bias"}, {cfg.QKNorm, "q/k norms"}, {cfg.RopeFreqs, "RoPE factors"}} {
 		if f.on {
 			extra = append(extra, f.name)
 		}

@@ -77,6 +77,9 @@ type Config struct {
 	// QKNorm RMS-normalizes each head of the queries and keys before
 	// RoPE, with weights of HeadSize (qwen3).
 	QKNorm bool
+	// RopeFreqs divides each RoPE frequency by a factor from the file's
+	// rope_freqs.weight (HeadDim/2 values: llama 3.1's long-context RoPE).
+	RopeFreqs bool
 }
 
 // DefaultConfig returns the small model gogml run uses by default: vocab
@@ -97,7 +100,7 @@ const MaxElements = 1 << 30
 // Params is the number of weights of the shape: embedding and output
 // (Vocab×Dim each), per layer the q and output projections (Dim×QDim),
 // k and v (Dim×KVDim), three Dim×FFN matrices, two norms and the biases
-// and q/k norms the config has, and the output norm. It is a float64 so
+// and q/k norms the config has, the output norm and any RoPE factors. It is a float64 so
 // that any fields give a finite, overflow-free count (with a HeadSize
 // over 2^20 counted as such, so Validate rejects it).
 func (c Config) Params() float64 {
@@ -117,7 +120,11 @@ func (c Config) Params() float64 {
 	if c.QKNorm {
 		per += 2 * hs
 	}
-	return 2*v*d + l*per + d
+	out := d // the output norm, and the RoPE factors shared by all layers
+	if c.RopeFreqs {
+		out += hs / 2
+	}
+	return 2*v*d + l*per + out
 }
 
 // KVElements bounds the KV cache's element count: Layers × 2 × Ctx ×

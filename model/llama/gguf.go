@@ -29,13 +29,14 @@ type archInfo struct {
 	noRopeStep int   // hard-coded in llama.cpp, no GGUF key
 	qkNorm     bool  // attn_q_norm/attn_k_norm required
 	qkvBias    bool  // attn_q/k/v.bias required (optional elsewhere)
+	ropeFreqs  bool  // the graph applies rope_freqs.weight when present
 }
 
 // archs are the general.architecture values gogml runs.
 func archs() map[string]archInfo {
 	return map[string]archInfo{
-		"llama":    {ropeMode: runtime.RopeNormal},
-		"mistral3": {ropeMode: runtime.RopeNormal},
+		"llama":    {ropeMode: runtime.RopeNormal, ropeFreqs: true},
+		"mistral3": {ropeMode: runtime.RopeNormal, ropeFreqs: true},
 		"smollm3":  {ropeMode: runtime.RopeNormal, noRopeStep: 4},
 		"qwen2":    {ropeMode: runtime.RopeNeoX, qkvBias: true},
 		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true},
@@ -145,6 +146,9 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 	if err := vcfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.RopeMode != runtime.RopeNormal || cfg.NoRopeStep != 0 || cfg.QKVBias || cfg.OutBias || cfg.QKNorm || cfg.RopeFreqs {
+		return nil, fmt.Errorf("%w: a llama file has normal RoPE in every layer and Weights no biases, q/k norms or RoPE factors", ErrConfig)
+	}
 	ft, ok := fileType(typ)
 	if !ok {
 		return nil, fmt.Errorf("%w: weight type %s (want one of %v)", ErrConfig, typ, WritableTypes())
@@ -170,6 +174,8 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 		{Key: p + "attention.head_count", Value: gguf.Of(uint32(cfg.Heads))},
 		{Key: p + "attention.head_count_kv", Value: gguf.Of(uint32(cfg.NKVHeads()))},
 		{Key: p + "rope.dimension_count", Value: gguf.Of(uint32(cfg.HeadDim()))},
+		{Key: p + "attention.key_length", Value: gguf.Of(uint32(cfg.HeadDim()))},
+		{Key: p + "attention.value_length", Value: gguf.Of(uint32(cfg.HeadDim()))},
 		{Key: p + "rope.freq_base", Value: gguf.Of(cfg.RopeBase)},
 		{Key: p + "attention.layer_norm_rms_epsilon", Value: gguf.Of(cfg.Eps)},
 		{Key: "tokenizer.ggml.model", Value: gguf.Of("llama")},
@@ -184,7 +190,7 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 			return nil, err
 		}
 	}
-	d, f, dkv := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim())
+	d, f, dkv, dq := int64(cfg.Dim), int64(cfg.FFN), int64(cfg.KVDim()), int64(cfg.QDim())
 	add := func(name string, t runtime.Type, v []float32, ne ...int64) error {
 		if t.IsQuantized() && ne[0]%t.BlockSize() != 0 {
 			t = runtime.TypeF32
@@ -210,10 +216,10 @@ func NewGGUFWriter(w *Weights, typ runtime.Type) (*gguf.Writer, error) {
 		b := fmt.Sprintf("blk.%d.", l)
 		errs = append(errs,
 			add(b+"attn_norm.weight", runtime.TypeF32, lw.AttnNorm, d),
-			add(b+"attn_q.weight", typ, lw.Wq, d, d),
+			add(b+"attn_q.weight", typ, lw.Wq, d, dq),
 			add(b+"attn_k.weight", typ, lw.Wk, d, dkv),
 			add(b+"attn_v.weight", typ, lw.Wv, d, dkv),
-			add(b+"attn_output.weight", typ, lw.Wo, d, d),
+			add(b+"attn_output.weight", typ, lw.Wo, dq, d),
 			add(b+"ffn_norm.weight", runtime.TypeF32, lw.FFNNorm, d),
 			add(b+"ffn_gate.weight", typ, lw.W1, d, f),
 			add(b+"ffn_up.weight", typ, lw.W3, d, f),
@@ -321,6 +327,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	_, bo := f.Tensor("blk.0.attn_output.bias")
 	cfg.QKVBias, cfg.OutBias = ai.qkvBias || bq, bo
 	cfg.QKNorm = ai.qkNorm
+	_, rf := f.Tensor("rope_freqs.weight")
+	cfg.RopeFreqs = ai.ropeFreqs && rf
 	cfg.Seed = 0
 	vcfg := cfg
 	vcfg.WeightType = runtime.TypeF32
@@ -548,6 +556,7 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 		})
 	}
 	m.outNorm = get("output_norm.weight", true, d)
+	m.ropeFreqs = opt(cfg.RopeFreqs, "rope_freqs.weight", hd/2)
 	if _, ok := f.Tensor("output.weight"); ok {
 		m.output = get("output.weight", false, d, V)
 	} else {

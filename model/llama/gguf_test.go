@@ -56,6 +56,7 @@ func TestGGUFRoundTrip(t *testing.T) {
 		{"f32", runtime.TypeF32, func(*Config) {}, 0},
 		{"q8_0", runtime.TypeQ8_0, func(*Config) {}, 0},
 		{"f32-gqa", runtime.TypeF32, func(c *Config) { c.KVHeads = 2 }, 0},
+		{"f32-head-size", runtime.TypeF32, func(c *Config) { c.HeadSize, c.KVHeads = 32, 2 }, 0},
 		{"f16", runtime.TypeF16, func(*Config) {}, 2e-2},
 		{"bf16", runtime.TypeBF16, func(*Config) {}, 2e-1},
 		{"q4_0", runtime.TypeQ4_0, func(*Config) {}, -1},
@@ -295,9 +296,10 @@ func retag(t *testing.T, src, arch string, add func(gw *gguf.Writer)) string {
 }
 
 // TestGGUFArchs: the llama demo file retagged as each other architecture
-// loads with that architecture's settings; mistral3 (llama's graph) and
-// qwen2 with zero biases give the logits of llama and of llama with NeoX
-// RoPE; every architecture's logits are finite.
+// loads with that architecture's settings; mistral3 (llama's graph),
+// llama with RoPE factors of 1 and qwen2 with zero biases give the logits
+// of llama and of llama with NeoX RoPE; every architecture's logits are
+// finite.
 func TestGGUFArchs(t *testing.T) {
 	cfg := testConfig()
 	w := GenerateWeights(cfg)
@@ -340,6 +342,11 @@ func TestGGUFArchs(t *testing.T) {
 		want  []float32 // nil: only finite
 	}{
 		{"mistral3", func(*gguf.Writer) {}, func(c Config) bool { return c.RopeMode == runtime.RopeNormal }, llama},
+		{"llama", func(gw *gguf.Writer) {
+			if err := gw.AddTensor("rope_freqs.weight", runtime.TypeF32, []int64{hd / 2}, f32s(hd/2, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}, func(c Config) bool { return c.RopeFreqs }, llama},
 		{"qwen2", func(gw *gguf.Writer) {
 			each(gw, "attn_q.bias", int64(cfg.Dim), 0)
 			each(gw, "attn_k.bias", int64(cfg.KVDim()), 0)

@@ -136,6 +136,7 @@ type Model struct {
 	strat gallocr.Strategy
 
 	tokEmb, outNorm, output *runtime.Tensor
+	ropeFreqs               *runtime.Tensor // RoPE frequency factors, or nil
 	layers                  []layer
 	wbuf, kvbuf             runtime.Buffer
 	alloc                   *gallocr.Allocator
@@ -256,8 +257,8 @@ func (m *Model) loadWeights(w *Weights) error {
 	if len(w.Layers) != cfg.Layers {
 		return fmt.Errorf("%w: %d layer weights for %d layers", ErrConfig, len(w.Layers), cfg.Layers)
 	}
-	if cfg.QKVBias || cfg.OutBias || cfg.QKNorm {
-		return fmt.Errorf("%w: Weights have no biases or q/k norms (those come from GGUF files)", ErrConfig)
+	if cfg.QKVBias || cfg.OutBias || cfg.QKNorm || cfg.RopeFreqs {
+		return fmt.Errorf("%w: Weights have no biases, q/k norms or RoPE factors (those come from GGUF files)", ErrConfig)
 	}
 	// One context per device holding weights (one in all on one backend).
 	ctxs := make([]*runtime.Context, max(1, len(m.multi)))
@@ -440,7 +441,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 			t = ctx.Mul(ctx.RMSNorm(t, cfg.Eps), norm)
 		}
 		if cfg.ropeLayer(l) {
-			t = ctx.RopeExt(t, s.pos, nil, int(hd), cfg.RopeMode, rp)
+			t = ctx.RopeExt(t, s.pos, m.ropeFreqs, int(hd), cfg.RopeMode, rp)
 		}
 		return t
 	}

@@ -215,7 +215,8 @@ func TestLlamaCppLogits(t *testing.T) {
 
 // pyModel writes a model file with gguf-py's GGUFWriter, in shapes our
 // writer does not make, with an SPM vocabulary of all 256 byte tokens and
-// alignment 64. argv: PATH SEED ARCH. Per architecture: llama has one kv
+// alignment 64. argv: PATH SEED ARCH VARIANT (VARIANT "freqs" adds
+// llama 3.1's rope_freqs.weight, factors 1 to 8). Per architecture: llama has one kv
 // head, a tied output, RoPE base 5e5 and eps 1e-6; qwen2 has q/k/v
 // biases; qwen3 per-head q/k norms and heads of 32 (queries twice the
 // width); smollm3 four layers (the fourth without RoPE); mistral3 is
@@ -223,7 +224,7 @@ func TestLlamaCppLogits(t *testing.T) {
 const pyModel = `
 import sys, numpy as np
 from gguf import GGUFWriter, TokenType
-path, seed, arch = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, seed, arch, variant = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rng = np.random.default_rng(seed)
 V, D, H, KV, L, F, CTX, HD = 259, 64, 4, 2, 2, 160, 128, 16
 base, eps, tied = 1e6, 1e-5, False
@@ -259,6 +260,7 @@ for l in range(L):
     w.add_tensor(b + 'ffn_norm.weight', norm())
     w.add_tensor(b + 'ffn_gate.weight', mat(F, D)); w.add_tensor(b + 'ffn_up.weight', mat(F, D)); w.add_tensor(b + 'ffn_down.weight', mat(D, F))
 w.add_tensor('output_norm.weight', norm())
+if variant == 'freqs': w.add_tensor('rope_freqs.weight', np.linspace(1, 8, HD // 2).astype(np.float32))
 if not tied: w.add_tensor('output.weight', mat(V, D))
 w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
 `
@@ -279,7 +281,8 @@ func TestPeerWrittenModels(t *testing.T) {
 		arch  string
 		check func(Config) bool
 	}{
-		{"llama", func(c Config) bool { return c.NKVHeads() == 1 && c.RopeBase == 500000 && c.Eps == 1e-6 }},
+		{"llama", func(c Config) bool { return c.NKVHeads() == 1 && c.RopeBase == 500000 && c.Eps == 1e-6 && !c.RopeFreqs }},
+		{"llama/freqs", func(c Config) bool { return c.RopeFreqs }},
 		{"qwen2", func(c Config) bool { return c.QKVBias && c.RopeMode == runtime.RopeNeoX && c.RopeBase == 1e6 }},
 		{"qwen3", func(c Config) bool {
 			return c.QKNorm && !c.QKVBias && c.HeadDim() == 32 && c.QDim() == 128 && c.RopeMode == runtime.RopeNeoX
@@ -287,9 +290,10 @@ func TestPeerWrittenModels(t *testing.T) {
 		{"smollm3", func(c Config) bool { return c.NoRopeStep == 4 && c.Layers == 4 && c.RopeMode == runtime.RopeNormal }},
 		{"mistral3", func(c Config) bool { return c.NKVHeads() == 2 && c.RopeMode == runtime.RopeNormal }},
 	} {
+		arch, variant, _ := strings.Cut(tc.arch, "/")
 		t.Run(tc.arch, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "py-"+tc.arch+".gguf")
-			cmd := exec.Command("/usr/bin/python3", "-c", pyModel, path, "5", tc.arch)
+			path := filepath.Join(t.TempDir(), "py-"+arch+".gguf")
+			cmd := exec.Command("/usr/bin/python3", "-c", pyModel, path, "5", arch, variant)
 			cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Skipf("SKIP: python3-gguf could not write the file (%v): %s", err, out)
@@ -304,7 +308,7 @@ func TestPeerWrittenModels(t *testing.T) {
 			if cfg := m.Config(); !tc.check(cfg) {
 				t.Fatalf("config %+v", cfg)
 			}
-			if tied := tc.arch == "llama" || tc.arch == "qwen3"; tied != (m.output == m.tokEmb) {
+			if tied := arch == "llama" || arch == "qwen3"; tied != (m.output == m.tokEmb) {
 				t.Errorf("tied output: %v, want %v", m.output == m.tokEmb, tied)
 			}
 			prompt := []int32{1, 75, 107, 111, 3, 258}
