@@ -71,18 +71,22 @@ func tokenTypeAttr(tt int32) uint8 {
 	return 0 // LLAMA_TOKEN_ATTR_UNDEFINED
 }
 
-// controlLooking are the texts llama.cpp treats as control tokens whatever
-// their type (its end-of-generation and fill-in-the-middle detection).
-var controlLooking = map[string]bool{
-	"<|eot_id|>": true, "<|im_end|>": true, "<|end|>": true, "<|return|>": true, "<|call|>": true, "<|flush|>": true,
-	"<|calls|>": true, "<end_of_turn>": true, "<|endoftext|>": true, "</s>": true, "<|eom_id|>": true, "<EOT>": true,
-	"_<EOT>": true, "[EOT]": true, "[EOS]": true, "<|end_of_text|>": true, "<end_of_utterance>": true, "<eos>": true,
-	"<turn|>": true, "<|tool_response>": true, "<｜end▁of▁sentence｜>": true, "[e~[": true,
-	"<|fim_prefix|>": true, "<fim-prefix>": true, "<fim_prefix>": true, "<｜fim▁begin｜>": true, "<PRE>": true, "▁<PRE>": true,
-	"<|fim_suffix|>": true, "<fim-suffix>": true, "<fim_suffix>": true, "<｜fim▁hole｜>": true, "<SUF>": true, "▁<SUF>": true,
-	"<|fim_middle|>": true, "<fim-middle>": true, "<fim_middle>": true, "<｜fim▁end｜>": true, "<MID>": true, "▁<MID>": true,
-	"<|fim_pad|>": true, "<fim-pad>": true, "<fim_pad>": true, "<PAD>": true, "[PAD]": true,
-	"<|fim_repo|>": true, "<|repo_name|>": true, "<fim-repo>": true, "<REPO>": true, "<reponame>": true, "<|file_sep|>": true,
+// controlLooking reports whether llama.cpp treats a token with text s as
+// a control token whatever its type (its end-of-generation and
+// fill-in-the-middle detection by text).
+func controlLooking(s string) bool {
+	switch s {
+	case "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+		"<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>",
+		"<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~[",
+		"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>",
+		"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>",
+		"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>",
+		"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+		"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>":
+		return true
+	}
+	return false
 }
 
 // stringArray reads key as a list of strings of at most maxN elements,
@@ -204,13 +208,32 @@ func tokenAttrs(f *gguf.File, tokens []string) ([]uint8, error) {
 		if types != nil {
 			attrs[i] = tokenTypeAttr(types[i])
 		}
-		if controlLooking[s] {
+		if controlLooking(s) {
 			attrs[i] |= attrControl
 		}
 		switch s {
 		case "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>":
 			attrs[i] = attrUserDefined // llama.cpp always renders these (gpt-oss)
 		}
+	}
+	// llama.cpp's workarounds: <|end|> is no control token beside
+	// <|return|> and <|call|> (or <|calls|> and <|flush|>), </s> is a
+	// normal one beside <|tool_response>.
+	at := map[string]int{}
+	for i, s := range tokens {
+		switch s {
+		case "<|return|>", "<|call|>", "<|calls|>", "<|flush|>", "<|end|>", "<|tool_response>", "</s>":
+			if _, ok := at[s]; !ok {
+				at[s] = i
+			}
+		}
+	}
+	has := func(s string) bool { _, ok := at[s]; return ok }
+	if has("<|end|>") && ((has("<|return|>") && has("<|call|>")) || (has("<|calls|>") && has("<|flush|>"))) {
+		attrs[at["<|end|>"]] = attrUserDefined
+	}
+	if has("<|tool_response>") && has("</s>") {
+		attrs[at["</s>"]] = attrNormal
 	}
 	return attrs, nil
 }
