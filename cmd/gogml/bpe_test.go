@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,11 @@ func TestRunTextBPE(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bpe.gguf")
 	if err := gw.WriteFile(path); err != nil {
 		t.Fatal(err)
+	}
+	var info, errb bytes.Buffer
+	if err := runGGUF([]string{"info", path}, &info, &errb); err != nil ||
+		!strings.Contains(info.String(), `gogml run -text: tokenizer byte-level BPE ("gpt2", pre-tokenizer "llama-bpe"), 256 tokens, 4 merges, 2 special`) {
+		t.Errorf("info: %v\n%s", err, info.String())
 	}
 	got := runOut(t, "-model", path, "-text", "hi hi<|endoftext|> w", "-n", "2", "-q")
 	want := fmt.Sprintf("prompt ids: [%d %d %d %d %d]", len(tokens)-2, len(tokens)-5, len(tokens)-4, len(tokens)-1, len(tokens)-3)

@@ -45,6 +45,7 @@ type bpeVocab struct {
 	ids     map[string]int32
 	ranks   map[bpePair]int32
 	pre     preTokenizer
+	preName string
 	special []int32
 	addBOS  bool
 	addEOS  bool
@@ -138,7 +139,7 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 		return nil, err
 	}
 	v := &bpeVocab{tokens: make([]string, len(tokens)), ids: make(map[string]int32, len(tokens)),
-		ranks: make(map[bpePair]int32, len(merges)), pre: pre, addBOS: pre.addBOS, bos: 11, eos: 11}
+		ranks: make(map[bpePair]int32, len(merges)), pre: pre, preName: preName, addBOS: pre.addBOS, bos: 11, eos: 11}
 	for i, s := range tokens {
 		if s == "" {
 			s = fmt.Sprintf("[EMPTY_%d]", i) // llama.cpp's name for an empty token
