@@ -154,9 +154,11 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 		return nil, err
 	}
 	for i, m := range merges {
-		var p bpePair
-		if sp := strings.IndexByte(m[min(1, len(m)):], ' '); sp >= 0 && len(m) > 0 {
-			p = bpePair{m[:sp+1], m[sp+2:]}
+		var p bpePair // llama.cpp splits at the first space after the first byte; none: two empty sides
+		if len(m) > 1 {
+			if sp := strings.IndexByte(m[1:], ' '); sp >= 0 {
+				p = bpePair{m[:sp+1], m[sp+2:]}
+			}
 		}
 		if _, ok := v.ranks[p]; !ok {
 			v.ranks[p] = int32(i)
