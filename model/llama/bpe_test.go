@@ -197,7 +197,8 @@ var bpeTexts = []string{
 	"pizzazz zap z", "xyzzy xyzzy  xyzzy", "¹²³ ½ Ⅻ ٣٤٥ numbers", "\u00a0nbsp\u2003em\u3000ideo\u0085nel",
 	"\x00nul\x01ctl", "...and, punctuation; (yes) -- “quotes” «guillemets»", "func main() {\n\tfmt.Println(\"hi\")\n}\n",
 	"\u2126mega \u212Aelvin \u1F7D \u1FD3 \ufb01 Ａｂｃ！？ 「」 、。 ‘q’", "中文\u3000文本 가나다 \u0800 end\u3000 ", "a \u2003 b\t\n",
-	"a\u1F7Db \u2126x", "smile 🙂  ", "a ~b ~c `d `e", "it'Sx we'LLy they'REx", "🙂🙂  ", "x</s>y<|tool_response>z<|end|>", "", "x",
+	"a\u1F7Db \u2126x", "smile 🙂  ", "a ~b ~c `d `e", "it'Sx we'LLy they'REx", "🙂🙂  ", "x</s>y<|tool_response>z<|end|>",
+	"a \x1cb \x1f c\u200b d\u180e e\ufeff f \u1680g  \u2028h \u00adi", "", "x",
 }
 
 func TestBPETokenizer(t *testing.T) {
