@@ -118,6 +118,24 @@ func newBPETestVocab(t testing.TB, pre string, nMerges int) bpeTestVocab {
 			words[k].syms = syms
 		}
 	}
+	// Then every pair of adjacent bytes of the texts, so that a boundary
+	// put elsewhere shows even where the learnt merges do not reach.
+	seen := map[string]bool{}
+	for _, m := range v.merges {
+		seen[m] = true
+	}
+	for _, text := range bpeTexts {
+		var prev string
+		for _, c := range []byte(text) {
+			cur := string(byteToRune[c])
+			if m := prev + " " + cur; prev != "" && !seen[m] && m != "Ġ z" {
+				seen[m] = true
+				v.merges = append(v.merges, m)
+				add(prev+cur, tokenNormal)
+			}
+			prev = cur
+		}
+	}
 	add("Ġxyzzy", tokenNormal)
 	add("<|begin_of_text|>", tokenControl)
 	add("<|endoftext|>", tokenControl)
