@@ -164,6 +164,9 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 			v.ranks[p] = int32(i)
 		}
 	}
+	if pre.noBOS {
+		v.bos = -1
+	}
 	for _, k := range []struct {
 		key string
 		dst *int32

@@ -216,7 +216,8 @@ var bpeTexts = []string{
 	"\x00nul\x01ctl", "...and, punctuation; (yes) -- “quotes” «guillemets»", "func main() {\n\tfmt.Println(\"hi\")\n}\n",
 	"\u2126mega \u212Aelvin \u1F7D \u1FD3 \ufb01 Ａｂｃ！？ 「」 、。 ‘q’", "中文\u3000文本 가나다 \u0800 end\u3000 ", "a \u2003 b\t\n",
 	"a\u1F7Db \u2126x", "smile 🙂  ", "a ~b ~c `d `e", "it'Sx we'LLy they'REx", "🙂🙂  ", "x</s>y<|tool_response>z<|end|>",
-	"a \x1cb \x1f c\u200b d\u180e e\ufeff f \u1680g  \u2028h \u00adi", "", "x",
+	"a \x1cb \x1f c\u200b d\u180e e\ufeff f \u1680g  \u2028h \u00adi", "a…b。c，d、e।f۔g،h(i)j|k  l\u3000m",
+	"", "x",
 }
 
 func TestBPETokenizer(t *testing.T) {
@@ -360,6 +361,7 @@ func TestBPETokenizerMatchesLlamaCpp(t *testing.T) {
 		extra []gguf.KV
 	}{
 		{pre: "gpt-2"}, {pre: "llama-bpe"}, {pre: "qwen2"}, {pre: "smollm"}, {pre: "default"}, {pre: "falcon"}, {pre: "deepseek-llm"},
+		{pre: "deepseek-coder"}, {pre: "chatglm-bpe"}, {pre: "bloom"}, {pre: "viking"},
 		{pre: "llama3", extra: []gguf.KV{{Key: "tokenizer.ggml.add_eos_token", Value: gguf.Of(true)}}},
 		{pre: "gpt-2", extra: []gguf.KV{{Key: "tokenizer.ggml.add_bos_token", Value: gguf.Of(true)}}},
 	} {

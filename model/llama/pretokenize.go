@@ -24,6 +24,7 @@ type preTokenizer struct {
 	steps        []cutFunc
 	ignoreMerges bool // a word that is a whole token is not merged
 	addBOS       bool // default of tokenizer.ggml.add_bos_token
+	noBOS        bool // no default BOS token (tokenizer.ggml.bos_token_id may set one)
 }
 
 // preTokenizers maps tokenizer.ggml.pre names to llama.cpp's pre-tokenizer
@@ -47,8 +48,18 @@ func preTokenizerFor(name string) (preTokenizer, bool) {
 		return preTokenizer{steps: []cutFunc{cutEach(isNumber), cutGPT2}}, true
 	case "deepseek-llm":
 		return preTokenizer{steps: []cutFunc{cutEach(func(r rune) bool { return r == '\r' || r == '\n' }),
-			cutSpaceThenRun(inRanges(deepseekLetters)), cutSpaceThenRun(inRanges(deepseekPunct)), cutTrailingSpace,
+			cutLeadThenRun(wideSpace, inRanges(deepseekLetters)), cutLeadThenRun(wideSpace, inRanges(deepseekPunct)), cutTrailingSpace,
 			cutRuns(func(r rune) bool { return inRanges(deepseekCJK)(wide(r)) }), cutRuns(isNumber)}}, true
+	case "deepseek-coder":
+		return preTokenizer{steps: []cutFunc{cutEach(func(r rune) bool { return r == '\r' || r == '\n' }),
+			cutLeadThenRun(wideSpace, isLetter), cutLeadThenRun(wideSpace, unicode.IsPunct),
+			cutRuns(func(r rune) bool { return inRanges(deepseekCJK)(wide(r)) }), cutEach(isNumber)}}, true
+	case "chatglm-bpe", "glm4":
+		return preTokenizer{steps: []cutFunc{cutLlama3(3)}, noBOS: true}, true
+	case "poro-chat", "bloom", "gpt3-finnish":
+		return preTokenizer{steps: []cutFunc{cutLeadThenRun(isPlainSpace, isPoroWord)}}, true
+	case "viking":
+		return preTokenizer{steps: []cutFunc{cutLeadThenRun(isPlainSpace, isPoroWord), cutEach(isNumber)}}, true
 	case "falcon":
 		return preTokenizer{steps: []cutFunc{cutRuns(isFalconPunct), cutGPT2, cutASCIIDigits3}}, true
 	}
@@ -363,14 +374,28 @@ func wide(r rune) rune {
 	return r
 }
 
-// cutSpaceThenRun is the regex \s?[class]+ run by std::wregex (leftmost
-// match; the text between matches is a piece too).
-func cutSpaceThenRun(class func(rune) bool) cutFunc {
+// isPoroWord is the class [^(\s|.,!?…。，、।۔،)] of the Poro, Bloom and
+// Viking regex  ?[^(\s|.,!?…。，、।۔،)]+.
+func isPoroWord(r rune) bool {
+	switch r {
+	case '(', ')', '|', '.', ',', '!', '?', 0x2026, 0x3002, 0xFF0C, 0x3001, 0x0964, 0x06D4, 0x060C:
+		return false
+	}
+	return !wideSpace(r)
+}
+
+// isPlainSpace is the regex's literal space.
+func isPlainSpace(r rune) bool { return r == ' ' }
+
+// cutLeadThenRun is the regex lead?[class]+ (lead is \s or a space) run
+// by std::wregex (leftmost match; the text between matches is a piece
+// too).
+func cutLeadThenRun(lead, class func(rune) bool) cutFunc {
 	return func(cps []rune, lo, hi int, cut func(int)) {
 		in := func(i int) bool { return i < hi && class(wide(cps[i])) }
 		for i := lo; i < hi; {
 			switch {
-			case wideSpace(cps[i]) && in(i+1):
+			case lead(cps[i]) && in(i+1):
 				cut(i)
 				for i += 2; in(i); i++ {
 				}
