@@ -129,6 +129,7 @@ func printInfo(w io.Writer, m *gguf.Mapped, maxElems int, all bool) {
 		fmt.Fprintf(w, "  %-6s %5d tensors %14d elements %12s (%5.1f%%)\n", t, s.n, s.elems, runtime.FormatBytes(s.bytes), pct)
 	}
 	fmt.Fprintf(w, "  total  %5d tensors %12s\n", len(m.Tensors), runtime.FormatBytes(total))
+	printTokenizerInfo(w, m.File)
 	cfg, err := llama.CheckGGUF(m.File)
 	if err != nil {
 		fmt.Fprintf(w, "gogml run: cannot run this file: %v\n", err)

@@ -45,6 +45,7 @@ type bpeVocab struct {
 	ids     map[string]int32
 	ranks   map[bpePair]int32
 	pre     preTokenizer
+	preName string
 	special []int32
 	addBOS  bool
 	addEOS  bool
@@ -71,18 +72,22 @@ func tokenTypeAttr(tt int32) uint8 {
 	return 0 // LLAMA_TOKEN_ATTR_UNDEFINED
 }
 
-// controlLooking are the texts llama.cpp treats as control tokens whatever
-// their type (its end-of-generation and fill-in-the-middle detection).
-var controlLooking = map[string]bool{
-	"<|eot_id|>": true, "<|im_end|>": true, "<|end|>": true, "<|return|>": true, "<|call|>": true, "<|flush|>": true,
-	"<|calls|>": true, "<end_of_turn>": true, "<|endoftext|>": true, "</s>": true, "<|eom_id|>": true, "<EOT>": true,
-	"_<EOT>": true, "[EOT]": true, "[EOS]": true, "<|end_of_text|>": true, "<end_of_utterance>": true, "<eos>": true,
-	"<turn|>": true, "<|tool_response>": true, "<｜end▁of▁sentence｜>": true, "[e~[": true,
-	"<|fim_prefix|>": true, "<fim-prefix>": true, "<fim_prefix>": true, "<｜fim▁begin｜>": true, "<PRE>": true, "▁<PRE>": true,
-	"<|fim_suffix|>": true, "<fim-suffix>": true, "<fim_suffix>": true, "<｜fim▁hole｜>": true, "<SUF>": true, "▁<SUF>": true,
-	"<|fim_middle|>": true, "<fim-middle>": true, "<fim_middle>": true, "<｜fim▁end｜>": true, "<MID>": true, "▁<MID>": true,
-	"<|fim_pad|>": true, "<fim-pad>": true, "<fim_pad>": true, "<PAD>": true, "[PAD]": true,
-	"<|fim_repo|>": true, "<|repo_name|>": true, "<fim-repo>": true, "<REPO>": true, "<reponame>": true, "<|file_sep|>": true,
+// controlLooking reports whether llama.cpp treats a token with text s as
+// a control token whatever its type (its end-of-generation and
+// fill-in-the-middle detection by text).
+func controlLooking(s string) bool {
+	switch s {
+	case "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+		"<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>",
+		"<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~[",
+		"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>",
+		"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>",
+		"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>",
+		"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+		"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>":
+		return true
+	}
+	return false
 }
 
 // stringArray reads key as a list of strings of at most maxN elements,
@@ -134,7 +139,7 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 		return nil, err
 	}
 	v := &bpeVocab{tokens: make([]string, len(tokens)), ids: make(map[string]int32, len(tokens)),
-		ranks: make(map[bpePair]int32, len(merges)), pre: pre, addBOS: pre.addBOS, bos: 11, eos: 11}
+		ranks: make(map[bpePair]int32, len(merges)), pre: pre, preName: preName, addBOS: pre.addBOS, bos: 11, eos: 11}
 	for i, s := range tokens {
 		if s == "" {
 			s = fmt.Sprintf("[EMPTY_%d]", i) // llama.cpp's name for an empty token
@@ -149,13 +154,18 @@ func bpeFromGGUF(f *gguf.File) (*bpeVocab, error) {
 		return nil, err
 	}
 	for i, m := range merges {
-		var p bpePair
-		if sp := strings.IndexByte(m[min(1, len(m)):], ' '); sp >= 0 && len(m) > 0 {
-			p = bpePair{m[:sp+1], m[sp+2:]}
+		var p bpePair // llama.cpp splits at the first space after the first byte; none: two empty sides
+		if len(m) > 1 {
+			if sp := strings.IndexByte(m[1:], ' '); sp >= 0 {
+				p = bpePair{m[:sp+1], m[sp+2:]}
+			}
 		}
 		if _, ok := v.ranks[p]; !ok {
 			v.ranks[p] = int32(i)
 		}
+	}
+	if pre.noBOS {
+		v.bos = -1
 	}
 	for _, k := range []struct {
 		key string
@@ -204,13 +214,32 @@ func tokenAttrs(f *gguf.File, tokens []string) ([]uint8, error) {
 		if types != nil {
 			attrs[i] = tokenTypeAttr(types[i])
 		}
-		if controlLooking[s] {
+		if controlLooking(s) {
 			attrs[i] |= attrControl
 		}
 		switch s {
 		case "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>":
 			attrs[i] = attrUserDefined // llama.cpp always renders these (gpt-oss)
 		}
+	}
+	// llama.cpp's workarounds: <|end|> is no control token beside
+	// <|return|> and <|call|> (or <|calls|> and <|flush|>), </s> is a
+	// normal one beside <|tool_response>.
+	at := map[string]int{}
+	for i, s := range tokens {
+		switch s {
+		case "<|return|>", "<|call|>", "<|calls|>", "<|flush|>", "<|end|>", "<|tool_response>", "</s>":
+			if _, ok := at[s]; !ok {
+				at[s] = i
+			}
+		}
+	}
+	has := func(s string) bool { _, ok := at[s]; return ok }
+	if has("<|end|>") && ((has("<|return|>") && has("<|call|>")) || (has("<|calls|>") && has("<|flush|>"))) {
+		attrs[at["<|end|>"]] = attrUserDefined
+	}
+	if has("<|tool_response>") && has("</s>") {
+		attrs[at["</s>"]] = attrNormal
 	}
 	return attrs, nil
 }

@@ -14,7 +14,7 @@ import (
 // special tokens or the deliberately broken " z" merge decodes back to
 // itself.
 func FuzzBPEEncode(f *testing.F) {
-	pres := []string{"gpt-2", "llama-bpe", "qwen2", "smollm", "default", "falcon"}
+	pres := []string{"gpt-2", "llama-bpe", "qwen2", "smollm", "default", "falcon", "deepseek-llm", "deepseek-coder", "bloom", "viking"}
 	toks := make([]*Tokenizer, len(pres))
 	for i, pre := range pres {
 		toks[i] = loadTokenizer(f, bpeVocabFile(f, newBPETestVocab(f, pre, 200), pre))

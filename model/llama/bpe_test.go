@@ -42,8 +42,7 @@ type bpeTestVocab struct {
 
 func newBPETestVocab(t testing.TB, pre string, nMerges int) bpeTestVocab {
 	t.Helper()
-	p, ok := preTokenizerFor(pre)
-	if !ok {
+	if _, ok := preTokenizerFor(pre); !ok {
 		t.Fatalf("pre-tokenizer %q", pre)
 	}
 	var v bpeTestVocab
@@ -58,17 +57,18 @@ func newBPETestVocab(t testing.TB, pre string, nMerges int) bpeTestVocab {
 	for b := 0; b < 256; b++ {
 		add(string(byteToRune[b]), tokenNormal)
 	}
-	// words as symbol lists, with counts
+	// Merges are learnt over whole lines, not over the pre-tokenizer's
+	// words, so they cross word boundaries ("e Ġ", "! Ġ", "3 4"): a
+	// pre-tokenizer that cut words elsewhere than llama.cpp's would give
+	// other ids.
 	counts := map[string]int{}
-	cps := decodeUTF8Lenient(bpeCorpus)
-	lo := 0
-	for _, hi := range preTokenize(p.steps, cps) {
+	texts := strings.Join(bpeTexts, "\n")
+	for _, line := range strings.SplitAfter(bpeCorpus+texts+texts, "\n") {
 		var w []byte
-		for _, c := range []byte(string(cps[lo:hi])) {
+		for _, c := range []byte(line) {
 			w = utf8.AppendRune(w, byteToRune[c])
 		}
 		counts[string(w)]++
-		lo = hi
 	}
 	type word struct {
 		syms []string
@@ -93,8 +93,8 @@ func newBPETestVocab(t testing.TB, pre string, nMerges int) bpeTestVocab {
 		}
 		best, bestN := [2]string{}, 1
 		for pr, n := range pairs {
-			if pr == [2]string{"Ġ", "z"} {
-				continue
+			if pr == [2]string{"Ġ", "z"} || utf8.RuneCountInString(pr[0]+pr[1]) > 4 {
+				continue // short merges stay local, so they cross word boundaries often
 			}
 			if n > bestN || (n == bestN && pr[0]+" "+pr[1] < best[0]+" "+best[1]) {
 				best, bestN = pr, n
@@ -118,6 +118,24 @@ func newBPETestVocab(t testing.TB, pre string, nMerges int) bpeTestVocab {
 			words[k].syms = syms
 		}
 	}
+	// Then every pair of adjacent bytes of the texts, so that a boundary
+	// put elsewhere shows even where the learnt merges do not reach.
+	seen := map[string]bool{}
+	for _, m := range v.merges {
+		seen[m] = true
+	}
+	for _, text := range bpeTexts {
+		var prev string
+		for _, c := range []byte(text) {
+			cur := string(byteToRune[c])
+			if m := prev + " " + cur; prev != "" && !seen[m] && m != "Ġ z" {
+				seen[m] = true
+				v.merges = append(v.merges, m)
+				add(prev+cur, tokenNormal)
+			}
+			prev = cur
+		}
+	}
 	add("Ġxyzzy", tokenNormal)
 	add("<|begin_of_text|>", tokenControl)
 	add("<|endoftext|>", tokenControl)
@@ -125,7 +143,10 @@ func newBPETestVocab(t testing.TB, pre string, nMerges int) bpeTestVocab {
 	add("<|im_end|>", tokenNormal)
 	add("<think>", 4)
 	add("<thi", 4)
-	add("hello world", 4) // a user-defined token with a space
+	add("hello world", 4)                // a user-defined token with a space
+	add("</s>", tokenControl)            // a normal token beside <|tool_response>, in llama.cpp
+	add("<|tool_response>", tokenNormal) // a control token by its text
+	add("<|end|>", tokenNormal)
 	return v
 }
 
@@ -193,6 +214,9 @@ var bpeTexts = []string{
 	"say hello world twice: hello world", "\xff\xfe bad utf8 \xc3 \xe2\x82 end\xf0\x9f", "\xc0\x80 overlong \xed\xa0\x80 surrogate",
 	"pizzazz zap z", "xyzzy xyzzy  xyzzy", "¹²³ ½ Ⅻ ٣٤٥ numbers", "\u00a0nbsp\u2003em\u3000ideo\u0085nel",
 	"\x00nul\x01ctl", "...and, punctuation; (yes) -- “quotes” «guillemets»", "func main() {\n\tfmt.Println(\"hi\")\n}\n",
+	"\u2126mega \u212Aelvin \u1F7D \u1FD3 \ufb01 Ａｂｃ！？ 「」 、。 ‘q’", "中文\u3000文本 가나다 \u0800 end\u3000 ", "a \u2003 b\t\n",
+	"a\u1F7Db \u2126x", "smile 🙂  ", "a ~b ~c `d `e", "it'Sx we'LLy they'REx", "🙂🙂  ", "x</s>y<|tool_response>z<|end|>",
+	"a \x1cb \x1f c\u200b d\u180e e\ufeff f \u1680g  \u2028h \u00adi", "a…b。c，d、e।f۔g،h(i)j|k  l\u3000m",
 	"", "x",
 }
 
@@ -336,12 +360,13 @@ func TestBPETokenizerMatchesLlamaCpp(t *testing.T) {
 		pre   string
 		extra []gguf.KV
 	}{
-		{pre: "gpt-2"}, {pre: "llama-bpe"}, {pre: "qwen2"}, {pre: "smollm"}, {pre: "default"}, {pre: "falcon"},
+		{pre: "gpt-2"}, {pre: "llama-bpe"}, {pre: "qwen2"}, {pre: "smollm"}, {pre: "default"}, {pre: "falcon"}, {pre: "deepseek-llm"},
+		{pre: "deepseek-coder"}, {pre: "chatglm-bpe"}, {pre: "bloom"}, {pre: "viking"},
 		{pre: "llama3", extra: []gguf.KV{{Key: "tokenizer.ggml.add_eos_token", Value: gguf.Of(true)}}},
 		{pre: "gpt-2", extra: []gguf.KV{{Key: "tokenizer.ggml.add_bos_token", Value: gguf.Of(true)}}},
 	} {
 		t.Run(tc.pre, func(t *testing.T) {
-			v := newBPETestVocab(t, tc.pre, 400)
+			v := newBPETestVocab(t, tc.pre, 5000)
 			v.tokens = append(v.tokens, sep)
 			v.types = append(v.types, tokenControl)
 			path := bpeVocabFile(t, v, tc.pre, tc.extra...)
@@ -404,7 +429,7 @@ func TestBPEPeerWrittenVocab(t *testing.T) {
 	const sep = "<|sep|>"
 	for _, pre := range []string{"llama-bpe", "qwen2", "gpt-2"} {
 		t.Run(pre, func(t *testing.T) {
-			v := newBPETestVocab(t, pre, 400)
+			v := newBPETestVocab(t, pre, 5000)
 			v.tokens = append(v.tokens, sep)
 			v.types = append(v.types, tokenControl)
 			js, err := json.Marshal(map[string]any{"pre": pre, "tokens": v.tokens, "types": v.types, "merges": v.merges,

@@ -24,6 +24,7 @@ type preTokenizer struct {
 	steps        []cutFunc
 	ignoreMerges bool // a word that is a whole token is not merged
 	addBOS       bool // default of tokenizer.ggml.add_bos_token
+	noBOS        bool // no default BOS token (tokenizer.ggml.bos_token_id may set one)
 }
 
 // preTokenizers maps tokenizer.ggml.pre names to llama.cpp's pre-tokenizer
@@ -45,6 +46,20 @@ func preTokenizerFor(name string) (preTokenizer, bool) {
 	case "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2":
 		// \p{N}, then GPT-2
 		return preTokenizer{steps: []cutFunc{cutEach(isNumber), cutGPT2}}, true
+	case "deepseek-llm":
+		return preTokenizer{steps: []cutFunc{cutEach(func(r rune) bool { return r == '\r' || r == '\n' }),
+			cutLeadThenRun(wideSpace, inRanges(deepseekLetters)), cutLeadThenRun(wideSpace, inRanges(deepseekPunct)), cutTrailingSpace,
+			cutRuns(func(r rune) bool { return inRanges(deepseekCJK)(wide(r)) }), cutRuns(isNumber)}}, true
+	case "deepseek-coder":
+		return preTokenizer{steps: []cutFunc{cutEach(func(r rune) bool { return r == '\r' || r == '\n' }),
+			cutLeadThenRun(wideSpace, isLetter), cutLeadThenRun(wideSpace, unicode.IsPunct),
+			cutRuns(func(r rune) bool { return inRanges(deepseekCJK)(wide(r)) }), cutEach(isNumber)}}, true
+	case "chatglm-bpe", "glm4":
+		return preTokenizer{steps: []cutFunc{cutLlama3(3)}, noBOS: true}, true
+	case "poro-chat", "bloom", "gpt3-finnish":
+		return preTokenizer{steps: []cutFunc{cutLeadThenRun(isPlainSpace, isPoroWord)}}, true
+	case "viking":
+		return preTokenizer{steps: []cutFunc{cutLeadThenRun(isPlainSpace, isPoroWord), cutEach(isNumber)}}, true
 	case "falcon":
 		return preTokenizer{steps: []cutFunc{cutRuns(isFalconPunct), cutGPT2, cutASCIIDigits3}}, true
 	}
@@ -305,4 +320,105 @@ func cutLlama3(digits int) cutFunc {
 			cut(pos)
 		}
 	}
+}
+
+// deepseekLetters is the letter class of deepseek-llm's second regex
+// (\s?[A-Za-zµÀ-ÖØ-ö...]+): the cased letters of an older Unicode, as
+// inclusive ranges.
+var deepseekLetters = [][2]rune{
+	{0x41, 0x5A}, {0x61, 0x7A}, {0xB5, 0xB5}, {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0x1BA}, {0x1BC, 0x1BF}, {0x1C4, 0x293},
+	{0x295, 0x2AF}, {0x370, 0x373}, {0x376, 0x377}, {0x37B, 0x37D}, {0x37F, 0x37F}, {0x386, 0x386}, {0x388, 0x38A},
+	{0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481}, {0x48A, 0x52F}, {0x531, 0x556}, {0x10A0, 0x10C5},
+	{0x13A0, 0x13F5}, {0x13F8, 0x13FD}, {0x1C90, 0x1CBA}, {0x1CBD, 0x1CBF}, {0x1D00, 0x1D2B}, {0x1D6B, 0x1D77},
+	{0x1D79, 0x1D9A}, {0x1E00, 0x1F15}, {0x1F18, 0x1F1D}, {0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57},
+	{0x1F59, 0x1F59}, {0x1F5B, 0x1F5B}, {0x1F5D, 0x1F5D}, {0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4}, {0x1FB6, 0x1FBC},
+	{0x1FBE, 0x1FBE}, {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC}, {0x1FD0, 0x1FD3}, {0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC},
+	{0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2102, 0x2102}, {0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115},
+	{0x2119, 0x211D}, {0x2124, 0x2124}, {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D}, {0x212F, 0x2134},
+	{0x2139, 0x2139}, {0x213C, 0x213F}, {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2183, 0x2184}, {0x2C00, 0x2C7B},
+	{0x2C7E, 0x2CE4}, {0x2CEB, 0x2CEE}, {0x2CF2, 0x2CF3}, {0xA640, 0xA66D}, {0xA680, 0xA69B}, {0xA722, 0xA76F},
+	{0xA771, 0xA787}, {0xA78B, 0xA78E}, {0xAB70, 0xABBF}, {0xFB00, 0xFB06}, {0xFB13, 0xFB17}, {0xFF21, 0xFF3A},
+	{0xFF41, 0xFF5A}, {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB}, {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2},
+	{0x118A0, 0x118DF}, {0x1E900, 0x1E943},
+}
+
+// deepseekPunct is the class of its third regex (\s?[!-/:-~！-／：-～‘-‟　-。]+).
+var deepseekPunct = [][2]rune{{0x21, 0x2F}, {0x3A, 0x7E}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E}, {0x2018, 0x201F}, {0x3000, 0x3002}}
+
+// deepseekCJK is the class of its fifth regex ([一-龥ࠀ-一가-퟿]+).
+var deepseekCJK = [][2]rune{{0x4E00, 0x9FA5}, {0x0800, 0x4E00}, {0xAC00, 0xD7FF}}
+
+func inRanges(rs [][2]rune) func(rune) bool {
+	return func(r rune) bool {
+		for _, x := range rs {
+			if r >= x[0] && r <= x[1] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// wideSpace is std::wregex's \s on llama.cpp's text, where non-ASCII
+// whitespace has been replaced by a vertical tab: ASCII whitespace and
+// Unicode White_Space.
+func wideSpace(r rune) bool { return r == ' ' || (r >= '\t' && r <= '\r') || (r > 0x7f && isSpace(r)) }
+
+// wide maps r as llama.cpp does before std::wregex: non-ASCII whitespace
+// becomes a vertical tab, so no class written with literal characters
+// matches it.
+func wide(r rune) rune {
+	if r > 0x7f && isSpace(r) {
+		return '\v'
+	}
+	return r
+}
+
+// isPoroWord is the class [^(\s|.,!?…。，、।۔،)] of the Poro, Bloom and
+// Viking regex  ?[^(\s|.,!?…。，、।۔،)]+.
+func isPoroWord(r rune) bool {
+	switch r {
+	case '(', ')', '|', '.', ',', '!', '?', 0x2026, 0x3002, 0xFF0C, 0x3001, 0x0964, 0x06D4, 0x060C:
+		return false
+	}
+	return !wideSpace(r)
+}
+
+// isPlainSpace is the regex's literal space.
+func isPlainSpace(r rune) bool { return r == ' ' }
+
+// cutLeadThenRun is the regex lead?[class]+ (lead is \s or a space) run
+// by std::wregex (leftmost match; the text between matches is a piece
+// too).
+func cutLeadThenRun(lead, class func(rune) bool) cutFunc {
+	return func(cps []rune, lo, hi int, cut func(int)) {
+		in := func(i int) bool { return i < hi && class(wide(cps[i])) }
+		for i := lo; i < hi; {
+			switch {
+			case lead(cps[i]) && in(i+1):
+				cut(i)
+				for i += 2; in(i); i++ {
+				}
+				cut(i)
+			case in(i):
+				cut(i)
+				for i++; in(i); i++ {
+				}
+				cut(i)
+			default:
+				i++
+			}
+		}
+		cut(hi)
+	}
+}
+
+// cutTrailingSpace is the regex \s+$: the whitespace that ends a piece.
+func cutTrailingSpace(cps []rune, lo, hi int, cut func(int)) {
+	i := hi
+	for i > lo && wideSpace(cps[i-1]) {
+		i--
+	}
+	cut(i)
+	cut(hi)
 }

@@ -106,6 +106,15 @@ func TokenizerFromGGUF(f *gguf.File) (*Tokenizer, error) {
 	return t, nil
 }
 
+// String describes the tokenizer: its model, pre-tokenizer and sizes.
+func (t *Tokenizer) String() string {
+	if t.bpe != nil {
+		return fmt.Sprintf("byte-level BPE (\"gpt2\", pre-tokenizer %q), %d tokens, %d merges, %d special",
+			t.bpe.preName, len(t.bpe.tokens), len(t.bpe.ranks), len(t.bpe.special))
+	}
+	return fmt.Sprintf("SentencePiece (\"llama\"), %d tokens, %d special", len(t.tokens), len(t.special))
+}
+
 // BOS is the beginning-of-sequence token, -1 if the vocabulary has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
 
