@@ -65,7 +65,12 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	}
 	simd := vec.Implementation() != "go"
 	switch typ {
-	case runtime.TypeQ5_0, runtime.TypeQ2_K, runtime.TypeQ3_K:
+	case runtime.TypeQ5_0:
+		// The AVX-512 dots where they run; else as q2_K and q3_K below.
+		if vec.DotQ5_0RowsSIMD() {
+			k.maxM = qMaxM
+		}
+	case runtime.TypeQ2_K, runtime.TypeQ3_K:
 		// Go-only integer dots, slower than dequantizing into the f32
 		// GEMM at every size (BenchmarkMulMatQuant); the rounded
 		// activations are the same on both paths.

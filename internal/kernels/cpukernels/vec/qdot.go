@@ -128,3 +128,9 @@ func dotQ4_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
 		dst[r] = dotQ4_0Go(w[r*stride:], y, nb)
 	}
 }
+
+func dotQ5_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	for r := range dst {
+		dst[r] = dotQ5_0(w[r*stride:r*stride+nb*Q5_0BlockSize], y, nb)
+	}
+}

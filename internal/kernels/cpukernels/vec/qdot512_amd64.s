@@ -327,3 +327,147 @@ q4x1done:
 	HSUM512(Z8, Y8, 0)
 	VZEROUPPER
 	RET
+
+// q5_0 (22-byte blocks: scale, 32 fifth bits qh, 16 nibble bytes), a pair
+// in 44 bytes. The nibbles are unpacked as q4_0's; the fifth bits become a
+// byte mask (VPERMB spreads each qh byte over its 8 elements, VPTESTMB
+// picks bit j%8) under which 16 is added, giving q+16 in [0, 31].
+
+// q512idx5: VPERMB index of the pair's nibble bytes (6..21, 28..43).
+DATA q512idx5<>+0(SB)/8, $0x0d0c0b0a09080706
+DATA q512idx5<>+8(SB)/8, $0x1514131211100f0e
+DATA q512idx5<>+16(SB)/8, $0x0d0c0b0a09080706
+DATA q512idx5<>+24(SB)/8, $0x1514131211100f0e
+DATA q512idx5<>+32(SB)/8, $0x232221201f1e1d1c
+DATA q512idx5<>+40(SB)/8, $0x2b2a292827262524
+DATA q512idx5<>+48(SB)/8, $0x232221201f1e1d1c
+DATA q512idx5<>+56(SB)/8, $0x2b2a292827262524
+GLOBL q512idx5<>(SB), RODATA|NOPTR, $64
+
+// q512qh5: VPERMB index giving element j the qh byte that holds its bit.
+DATA q512qh5<>+0(SB)/8, $0x0202020202020202
+DATA q512qh5<>+8(SB)/8, $0x0303030303030303
+DATA q512qh5<>+16(SB)/8, $0x0404040404040404
+DATA q512qh5<>+24(SB)/8, $0x0505050505050505
+DATA q512qh5<>+32(SB)/8, $0x1818181818181818
+DATA q512qh5<>+40(SB)/8, $0x1919191919191919
+DATA q512qh5<>+48(SB)/8, $0x1a1a1a1a1a1a1a1a
+DATA q512qh5<>+56(SB)/8, $0x1b1b1b1b1b1b1b1b
+GLOBL q512qh5<>(SB), RODATA|NOPTR, $64
+
+// q512bits: byte j is 1<<(j%8).
+DATA q512bits<>+0(SB)/8, $0x8040201008040201
+DATA q512bits<>+8(SB)/8, $0x8040201008040201
+DATA q512bits<>+16(SB)/8, $0x8040201008040201
+DATA q512bits<>+24(SB)/8, $0x8040201008040201
+DATA q512bits<>+32(SB)/8, $0x8040201008040201
+DATA q512bits<>+40(SB)/8, $0x8040201008040201
+DATA q512bits<>+48(SB)/8, $0x8040201008040201
+DATA q512bits<>+56(SB)/8, $0x8040201008040201
+GLOBL q512bits<>(SB), RODATA|NOPTR, $64
+
+// q512d5: VPERMW index of the two q5_0 scales (words 0 and 11).
+DATA q512d5<>+0(SB)/8, $0
+DATA q512d5<>+8(SB)/8, $0
+DATA q512d5<>+16(SB)/8, $0x000b000b000b000b
+DATA q512d5<>+24(SB)/8, $0x000b000b000b000b
+DATA q512d5<>+32(SB)/8, $0
+DATA q512d5<>+40(SB)/8, $0
+DATA q512d5<>+48(SB)/8, $0
+DATA q512d5<>+56(SB)/8, $0
+GLOBL q512d5<>(SB), RODATA|NOPTR, $64
+
+// Q5ROW512: as Q4ROW512 for the q5_0 pair at ptr (Z29 q512idx5, Z28
+// q512d5, Z5 q512qh5, Z4 q512bits, Z25 0x10 in every byte; K4 scratch).
+#define Q5ROW512(ptr, w, s, ys, a, acc) \
+	VMOVDQU8.Z (ptr), K1, w \
+	VPERMW w, Z28, s \
+	VPERMB w, Z5, a \
+	VPERMB w, Z29, w \
+	VPTESTMB Z4, a, K4 \
+	VCVTPH2PS ys, s \
+	VPSRLVW Z27, w, w \
+	VMULPS Z2, s, s \
+	VPANDD Z26, w, w \
+	VPADDB Z25, w, K4, w \
+	VMOVDQA64 Z3, a \
+	VPDPBUSD Z0, w, a \
+	VCVTDQ2PS a, a \
+	VFMADD231PS s, a, acc
+
+#define Q5CONST \
+	MOVL $0x10101010, AX \
+	VPBROADCASTD AX, Z25 \
+	MOVL $0x0f0f0f0f, AX \
+	VPBROADCASTD AX, Z26 \
+	VMOVDQU64 q512sh4<>(SB), Z27 \
+	VMOVDQU64 q512d5<>(SB), Z28 \
+	VMOVDQU64 q512idx5<>(SB), Z29 \
+	VMOVDQU64 q512qh5<>(SB), Z5 \
+	VMOVDQU64 q512bits<>(SB), Z4 \
+	MOVQ $0xfffffffffff, AX \
+	KMOVQ AX, K1
+
+#define Q5TAILMASKS \
+	QTAILMASKS \
+	MOVQ $0x3fffff, AX \
+	KMOVQ AX, K1
+
+// func dotQ5x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·dotQ5x4AVX512(SB), NOSPLIT, $0-40
+	ROWS4SETUP
+	Q5CONST
+	TESTQ CX, CX
+	JZ q5x4tail
+q5x4loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(R8)
+	PREFETCHT0 PFD(R9)
+	PREFETCHT0 PFD(R10)
+	YSIDE
+	Q5ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+	Q5ROW512(R8, Z15, Z16, Y16, Z17, Z9)
+	Q5ROW512(R9, Z18, Z19, Y19, Z20, Z10)
+	Q5ROW512(R10, Z21, Z22, Y22, Z23, Z11)
+	ADDQ $44, SI
+	ADDQ $44, R8
+	ADDQ $44, R9
+	ADDQ $44, R10
+	ADDQ $68, DX
+	DECQ CX
+	JNZ q5x4loop
+q5x4tail:
+	TESTQ $1, R11
+	JZ q5x4done
+	Q5TAILMASKS
+	YSIDE
+	Q5ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+	Q5ROW512(R8, Z15, Z16, Y16, Z17, Z9)
+	Q5ROW512(R9, Z18, Z19, Y19, Z20, Z10)
+	Q5ROW512(R10, Z21, Z22, Y22, Z23, Z11)
+q5x4done:
+	ROWS4STORE
+
+// func dotQ5x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·dotQ5x1AVX512(SB), NOSPLIT, $0-40
+	ROWS1SETUP
+	Q5CONST
+	TESTQ CX, CX
+	JZ q5x1tail
+q5x1loop:
+	YSIDE
+	Q5ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+	ADDQ $44, SI
+	ADDQ $68, DX
+	DECQ CX
+	JNZ q5x1loop
+q5x1tail:
+	TESTQ $1, R11
+	JZ q5x1done
+	Q5TAILMASKS
+	YSIDE
+	Q5ROW512(SI, Z12, Z13, Y13, Z14, Z8)
+q5x1done:
+	HSUM512(Z8, Y8, 0)
+	VZEROUPPER
+	RET

@@ -57,7 +57,11 @@ func DotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 
 // DotQ5_0Rows is DotQ4_1Rows for q5_0 weights and a q8_0 row.
 func DotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q5_0BlockSize, Q8_0BlockSize, dotQ5_0, dst, w, stride, y, nb)
+	if err := checkRows(len(dst), len(w), stride, len(y), nb, Q5_0BlockSize, Q8_0BlockSize); err != nil {
+		return err
+	}
+	dotQ5_0Rows(dst, w, stride, y, nb) // qdot_amd64.go, qdot_other.go
+	return nil
 }
 
 // DotQ5_1Rows is DotQ4_1Rows for q5_1 weights and a q8_1 row.
