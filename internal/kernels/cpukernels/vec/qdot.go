@@ -129,8 +129,22 @@ func dotQ4_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
 	}
 }
 
-func dotQ5_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+// rowsGo runs the one-row dot one over len(dst) weight rows of nb blocks
+// of wbs bytes.
+func rowsGo(one func(w, y []byte, nb int) float32, wbs int, dst []float32, w []byte, stride int, y []byte, nb int) {
 	for r := range dst {
-		dst[r] = dotQ5_0(w[r*stride:r*stride+nb*Q5_0BlockSize], y, nb)
+		dst[r] = one(w[r*stride:r*stride+nb*wbs], y, nb)
 	}
+}
+
+func dotQ5_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	rowsGo(dotQ5_0, Q5_0BlockSize, dst, w, stride, y, nb)
+}
+
+func dotQ4_1RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	rowsGo(dotQ4_1, Q4_1BlockSize, dst, w, stride, y, nb)
+}
+
+func dotQ5_1RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	rowsGo(dotQ5_1, Q5_1BlockSize, dst, w, stride, y, nb)
 }

@@ -65,6 +65,34 @@ func dotQ5x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 //go:noescape
 func dotQ5x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 
+//go:noescape
+func dotQ41x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ41x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ51x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ51x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+func dotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ41x4AVX512, dotQ41x1AVX512, dst, w, stride, y, nb)
+		return
+	}
+	dotQ4_1RowsGo(dst, w, stride, y, nb)
+}
+
+func dotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ51x4AVX512, dotQ51x1AVX512, dst, w, stride, y, nb)
+		return
+	}
+	dotQ5_1RowsGo(dst, w, stride, y, nb)
+}
+
 func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 	if useQ512 {
 		qRows512(dotQ5x4AVX512, dotQ5x1AVX512, dst, w, stride, y, nb)
