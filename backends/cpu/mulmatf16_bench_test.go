@@ -14,34 +14,48 @@ import (
 // fastest run (best-µs), less exposed to the other work of a shared
 // machine than the mean.
 func BenchmarkMulMatF16(b *testing.B) {
+	benchMulMatBest(b, []runtime.Type{runtime.TypeF16}, []int64{1, 2, 4, 8, 16, 32})
+}
+
+// BenchmarkMulMatDecode is BenchmarkMulMatF16 for the types whose row dots
+// have AVX-512 kernels, at the decode and prompt shapes of
+// docs/performance.md (m = 1 and 32).
+func BenchmarkMulMatDecode(b *testing.B) {
+	benchMulMatBest(b, []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ5_0, runtime.TypeQ4_1,
+		runtime.TypeQ5_1, runtime.TypeF16}, []int64{1, 32})
+}
+
+func benchMulMatBest(b *testing.B, types []runtime.Type, ms []int64) {
 	const k = 4096
-	for _, m := range []int64{1, 2, 4, 8, 16, 32} {
-		b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
-			ctx := runtime.NewContext()
-			out := ctx.MulMat(ctx.NewTensor(runtime.TypeF16, k, k), ctx.NewTensor(runtime.TypeF32, k, m))
-			buf, err := gallocr.AllocCtxTensors(ctx, DefaultBufferType())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer buf.Free()
-			if err := buf.Clear(0x3c); err != nil {
-				b.Fatal(err)
-			}
-			g := runtime.NewGraph()
-			if err := g.BuildForwardExpand(out); err != nil {
-				b.Fatal(err)
-			}
-			be := NewBackend(BackendOptions{Threads: 1})
-			defer be.Close()
-			best := time.Hour
-			for b.Loop() {
-				t0 := time.Now()
-				if err := be.Compute(g); err != nil {
+	for _, typ := range types {
+		for _, m := range ms {
+			b.Run(fmt.Sprintf("%s/m%d", typ, m), func(b *testing.B) {
+				ctx := runtime.NewContext()
+				out := ctx.MulMat(ctx.NewTensor(typ, k, k), ctx.NewTensor(runtime.TypeF32, k, m))
+				buf, err := gallocr.AllocCtxTensors(ctx, DefaultBufferType())
+				if err != nil {
 					b.Fatal(err)
 				}
-				best = min(best, time.Since(t0))
-			}
-			b.ReportMetric(float64(best.Microseconds()), "best-µs")
-		})
+				defer buf.Free()
+				if err := buf.Clear(0x3c); err != nil {
+					b.Fatal(err)
+				}
+				g := runtime.NewGraph()
+				if err := g.BuildForwardExpand(out); err != nil {
+					b.Fatal(err)
+				}
+				be := NewBackend(BackendOptions{Threads: 1})
+				defer be.Close()
+				best := time.Hour
+				for b.Loop() {
+					t0 := time.Now()
+					if err := be.Compute(g); err != nil {
+						b.Fatal(err)
+					}
+					best = min(best, time.Since(t0))
+				}
+				b.ReportMetric(float64(best.Microseconds()), "best-µs")
+			})
+		}
 	}
 }

@@ -75,16 +75,16 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	}
 	simd := vec.Implementation() != "go"
 	switch typ {
-	case runtime.TypeQ2_K, runtime.TypeQ3_K:
-		if vec.LowKQuantsSIMD() {
-			k.maxM = qMaxM
-		}
-		// else as q5_0 below
-	case runtime.TypeQ5_0:
-		// Go-only integer dots, slower than dequantizing into the f32
-		// GEMM at every size (BenchmarkMulMatQuant); the rounded
+	case runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ5_0:
+		// Their SIMD integer dots where they run (AVX-512 for q5_0);
+		// else Go-only integer dots, slower than dequantizing into the
+		// f32 GEMM at every size (BenchmarkMulMatQuant); the rounded
 		// activations are the same on both paths.
-		k.maxM = 0
+		if typ == runtime.TypeQ5_0 && vec.DotQ5_0RowsSIMD() || typ != runtime.TypeQ5_0 && vec.LowKQuantsSIMD() {
+			k.maxM = qMaxM
+		} else {
+			k.maxM = 0
+		}
 	case runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
 		if !simd {
 			break // as above, where the AVX2 kernels do not run

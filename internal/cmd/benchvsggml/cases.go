@@ -60,7 +60,7 @@ func benchCases(k, prompt int64) []benchCase {
 	var cs []benchCase
 	ks := strconv.FormatInt(k, 10)
 	for _, n := range []int64{1, prompt} {
-		for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeQ6_K} {
+		for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeQ6_K} {
 			cs = append(cs, benchCase{
 				name: fmt.Sprintf("mm_%s_n%d", t, n),
 				op:   "MUL_MAT",

@@ -128,3 +128,33 @@ func dotQ4_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
 		dst[r] = dotQ4_0Go(w[r*stride:], y, nb)
 	}
 }
+
+// rowsDotN runs the many-row kernel rows (the build's) after the bounds
+// checks of its block sizes.
+func rowsDotN(wbs, ybs int, rows func([]float32, []byte, int, []byte, int), dst []float32, w []byte, stride int, y []byte, nb int) error {
+	if err := checkRows(len(dst), len(w), stride, len(y), nb, wbs, ybs); err != nil {
+		return err
+	}
+	rows(dst, w, stride, y, nb)
+	return nil
+}
+
+// rowsGo runs the one-row dot one over len(dst) weight rows of nb blocks
+// of wbs bytes.
+func rowsGo(one func(w, y []byte, nb int) float32, wbs int, dst []float32, w []byte, stride int, y []byte, nb int) {
+	for r := range dst {
+		dst[r] = one(w[r*stride:r*stride+nb*wbs], y, nb)
+	}
+}
+
+func dotQ5_0RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	rowsGo(dotQ5_0, Q5_0BlockSize, dst, w, stride, y, nb)
+}
+
+func dotQ4_1RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	rowsGo(dotQ4_1, Q4_1BlockSize, dst, w, stride, y, nb)
+}
+
+func dotQ5_1RowsGo(dst []float32, w []byte, stride int, y []byte, nb int) {
+	rowsGo(dotQ5_1, Q5_1BlockSize, dst, w, stride, y, nb)
+}

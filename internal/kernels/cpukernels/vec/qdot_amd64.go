@@ -59,6 +59,53 @@ func qRows512(x4, x1 func(*byte, int, *byte, int, *float32), dst []float32, w []
 	}
 }
 
+//go:noescape
+func dotQ5x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ5x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ41x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ41x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ51x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func dotQ51x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+func dotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ41x4AVX512, dotQ41x1AVX512, dst, w, stride, y, nb)
+		return
+	}
+	dotQ4_1RowsGo(dst, w, stride, y, nb)
+}
+
+func dotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ51x4AVX512, dotQ51x1AVX512, dst, w, stride, y, nb)
+		return
+	}
+	dotQ5_1RowsGo(dst, w, stride, y, nb)
+}
+
+func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	if useQ512 {
+		qRows512(dotQ5x4AVX512, dotQ5x1AVX512, dst, w, stride, y, nb)
+		return
+	}
+	dotQ5_0RowsGo(dst, w, stride, y, nb)
+}
+
+// DotQ5_0RowsSIMD reports whether DotQ5_0Rows runs vector code at the
+// level in use (else it is portable Go, slower than dequantizing the
+// weights into the f32 GEMM).
+func DotQ5_0RowsSIMD() bool { return useQ512 }
+
 func pb(b []byte) *byte { return unsafe.SliceData(b) }
 
 func dotQ8_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {

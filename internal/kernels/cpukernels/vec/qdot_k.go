@@ -53,17 +53,17 @@ func rowsDot(wbs, ybs int, one func(w, y []byte, nb int) float32, dst []float32,
 // DotQ4_1Rows sets dst[r] to the dot of the q4_1 weight row at w[r*stride]
 // with the q8_1 row y, nb blocks each (ggml's vec_dot_q4_1_q8_1).
 func DotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q4_1BlockSize, Q8_1BlockSize, dotQ4_1, dst, w, stride, y, nb)
+	return rowsDotN(Q4_1BlockSize, Q8_1BlockSize, dotQ4_1Rows, dst, w, stride, y, nb) // qdot_amd64.go, qdot_other.go
 }
 
 // DotQ5_0Rows is DotQ4_1Rows for q5_0 weights and a q8_0 row.
 func DotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q5_0BlockSize, Q8_0BlockSize, dotQ5_0, dst, w, stride, y, nb)
+	return rowsDotN(Q5_0BlockSize, Q8_0BlockSize, dotQ5_0Rows, dst, w, stride, y, nb) // qdot_amd64.go, qdot_other.go
 }
 
 // DotQ5_1Rows is DotQ4_1Rows for q5_1 weights and a q8_1 row.
 func DotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q5_1BlockSize, Q8_1BlockSize, dotQ5_1, dst, w, stride, y, nb)
+	return rowsDotN(Q5_1BlockSize, Q8_1BlockSize, dotQ5_1Rows, dst, w, stride, y, nb) // qdot_amd64.go, qdot_other.go
 }
 
 // DotQ2_KRows is DotQ4_1Rows for q2_K weights and a q8_K row, nb

@@ -9,3 +9,19 @@ func dotQ8_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 func dotQ4_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 	dotQ4_0RowsGo(dst, w, stride, y, nb)
 }
+
+func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	dotQ5_0RowsGo(dst, w, stride, y, nb)
+}
+
+// DotQ5_0RowsSIMD reports whether DotQ5_0Rows runs vector code at the
+// level in use (never in this build).
+func DotQ5_0RowsSIMD() bool { return false }
+
+func dotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	dotQ4_1RowsGo(dst, w, stride, y, nb)
+}
+
+func dotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	dotQ5_1RowsGo(dst, w, stride, y, nb)
+}
