@@ -1,6 +1,7 @@
 package cpukernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -421,18 +422,28 @@ func (pl *ConvPlan) Unfold(in []byte, q int64, dst []float32) {
 			sz := z*g.s[2] + kz*g.d[2] - g.p[2]
 			for ky := int64(0); ky < g.ker[1]; ky++ {
 				sy := y*g.s[1] + ky*g.d[1] - g.p[1]
-				rowIn := sz >= 0 && sz < g.in[2] && sy >= 0 && sy < g.in[1]
-				for kx := int64(0); kx < g.ker[0]; kx++ {
-					sx := x*g.s[0] + kx*g.d[0] - g.p[0]
+				row := dst[i : i+int(g.ker[0])]
+				i += len(row)
+				if sz < 0 || sz >= g.in[2] || sy < 0 || sy >= g.in[1] {
+					clear(row)
+					continue
+				}
+				rbase := cbase + uint64(sz)*g.inNb[2] + uint64(sy)*g.inNb[1]
+				sx := x*g.s[0] - g.p[0]
+				for kx := range row {
 					v := float32(0)
-					if rowIn && sx >= 0 && sx < g.in[0] {
-						v = loadF(g.inTyp, in, cbase+uint64(sz)*g.inNb[2]+uint64(sy)*g.inNb[1]+uint64(sx)*g.inNb[0])
+					if uint64(sx) < uint64(g.in[0]) { // 0 ≤ sx < W
+						if g.inTyp == runtime.TypeF32 {
+							v = math.Float32frombits(binary.LittleEndian.Uint32(in[rbase+uint64(sx)*g.inNb[0]:]))
+						} else {
+							v = loadF(g.inTyp, in, rbase+uint64(sx)*g.inNb[0])
+						}
 						if pl.round {
 							v = halfRound(v)
 						}
 					}
-					dst[i] = v
-					i++
+					row[kx] = v
+					sx += g.d[0]
 				}
 			}
 		}
