@@ -591,34 +591,56 @@ func (k *kernel) convTranspose2D(r0, r1 int64) {
 	st := int64(t.OpParamI32(0))
 	round := a.Type == runtime.TypeF16
 	kw, kh, cin := a.Ne[0], a.Ne[1], a.Ne[3]
+	w, h := b.Ne[0], b.Ne[1]
+	// Channels innermost, so each tap is a dot product of two dense
+	// slices: the input as (n, iy, ix, c), the kernel as (oc, ky, kx, c).
+	in := make([]float32, b.Nelements())
+	for i := range in {
+		c, ix, iy, n := int64(i)%cin, (int64(i)/cin)%w, (int64(i)/(cin*w))%h, int64(i)/(cin*w*h)
+		v := loadF(b.Type, k.src[1], uint64(ix)*b.Nb[0]+off3(b.Nb, iy, c, n))
+		if round {
+			v = halfRound(v)
+		}
+		in[i] = v
+	}
+	ker := make([]float32, a.Nelements())
+	for i := range ker {
+		c, kx, ky, oc := int64(i)%cin, (int64(i)/cin)%kw, (int64(i)/(cin*kw))%kh, int64(i)/(cin*kw*kh)
+		ker[i] = loadF(a.Type, k.src[0], uint64(kx)*a.Nb[0]+off3(a.Nb, ky, oc, c))
+	}
 	for r := r0; r < r1; r++ {
 		y, oc, n := rowCoords(t.Ne, r)
 		for x := int64(0); x < t.Ne[0]; x++ {
 			var acc float32
-			for iy := max(0, (y-kh+st)/st); iy < b.Ne[1] && iy*st <= y; iy++ {
+			for iy := max(0, (y-kh+st)/st); iy < h && iy*st <= y; iy++ {
 				ky := y - iy*st
 				if ky >= kh {
 					continue
 				}
-				for ix := max(0, (x-kw+st)/st); ix < b.Ne[0] && ix*st <= x; ix++ {
+				for ix := max(0, (x-kw+st)/st); ix < w && ix*st <= x; ix++ {
 					kx := x - ix*st
 					if kx >= kw {
 						continue
 					}
-					var v float32
-					for c := int64(0); c < cin; c++ {
-						in := loadF(b.Type, k.src[1], uint64(ix)*b.Nb[0]+off3(b.Nb, iy, c, n))
-						if round {
-							in = halfRound(in)
-						}
-						v += in * loadF(a.Type, k.src[0], uint64(kx)*a.Nb[0]+off3(a.Nb, ky, oc, c))
-					}
-					acc += v
+					xi := ((n*h+iy)*w + ix) * cin
+					ki := ((oc*kh+ky)*kw + kx) * cin
+					acc += dot32(in[xi:xi+cin], ker[ki:ki+cin])
 				}
 			}
 			storeF(t.Type, k.dst, uint64(x)*t.Nb[0]+off3(t.Nb, y, oc, n), acc)
 		}
 	}
+}
+
+// dot32 is the float32 dot product of a and b (of a's length), summed in
+// index order.
+func dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
 }
 
 // im2col3D writes result rows (ow, oh, od + OD·n): for each input channel
