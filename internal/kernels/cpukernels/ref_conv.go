@@ -593,16 +593,9 @@ func (k *kernel) convTranspose2D(r0, r1 int64) {
 	kw, kh, cin := a.Ne[0], a.Ne[1], a.Ne[3]
 	w, h := b.Ne[0], b.Ne[1]
 	// Channels innermost, so each tap is a dot product of two dense
-	// slices: the input as (n, iy, ix, c), the kernel as (oc, ky, kx, c).
-	in := make([]float32, b.Nelements())
-	for i := range in {
-		c, ix, iy, n := int64(i)%cin, (int64(i)/cin)%w, (int64(i)/(cin*w))%h, int64(i)/(cin*w*h)
-		v := loadF(b.Type, k.src[1], uint64(ix)*b.Nb[0]+off3(b.Nb, iy, c, n))
-		if round {
-			v = halfRound(v)
-		}
-		in[i] = v
-	}
+	// slices: the input of one batch as (iy, ix, c), the kernel as (oc,
+	// ky, kx, c).
+	in, inBatch := make([]float32, w*h*cin), int64(-1)
 	ker := make([]float32, a.Nelements())
 	for i := range ker {
 		c, kx, ky, oc := int64(i)%cin, (int64(i)/cin)%kw, (int64(i)/(cin*kw))%kh, int64(i)/(cin*kw*kh)
@@ -610,6 +603,17 @@ func (k *kernel) convTranspose2D(r0, r1 int64) {
 	}
 	for r := r0; r < r1; r++ {
 		y, oc, n := rowCoords(t.Ne, r)
+		if n != inBatch {
+			for i := range in {
+				c, ix, iy := int64(i)%cin, (int64(i)/cin)%w, int64(i)/(cin*w)
+				v := loadF(b.Type, k.src[1], uint64(ix)*b.Nb[0]+off3(b.Nb, iy, c, n))
+				if round {
+					v = halfRound(v)
+				}
+				in[i] = v
+			}
+			inBatch = n
+		}
 		for x := int64(0); x < t.Ne[0]; x++ {
 			var acc float32
 			for iy := max(0, (y-kh+st)/st); iy < h && iy*st <= y; iy++ {
@@ -622,7 +626,7 @@ func (k *kernel) convTranspose2D(r0, r1 int64) {
 					if kx >= kw {
 						continue
 					}
-					xi := ((n*h+iy)*w + ix) * cin
+					xi := (iy*w + ix) * cin
 					ki := ((oc*kh+ky)*kw + kx) * cin
 					acc += dot32(in[xi:xi+cin], ker[ki:ki+cin])
 				}
