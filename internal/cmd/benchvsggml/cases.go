@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
+	"github.com/gogml/gogml/internal/ggmlpeer"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -35,20 +35,11 @@ func (g ggmlOp) line(ops map[string]int, name string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("peer's ggml.h has no GGML_OP_%s", g.op)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d %d %d %d %d %d %d", op, g.typ, g.ne[0], g.ne[1], g.ne[2], g.ne[3], len(g.params))
-	for _, p := range g.params {
-		fmt.Fprintf(&b, " %d", p)
-	}
-	fmt.Fprintf(&b, " %d", len(g.srcTypes))
+	srcs := make([]ggmlpeer.TestFileSource, len(g.srcTypes))
 	for i, t := range g.srcTypes {
-		ne := g.srcNe[i]
-		nb1 := t.RowSize(ne[0])
-		fmt.Fprintf(&b, " %d %d %d %d %d %d %d %d %d", t, ne[0], ne[1], ne[2], ne[3],
-			t.Size(), nb1, nb1*uint64(ne[1]), nb1*uint64(ne[1]*ne[2]))
+		srcs[i] = ggmlpeer.TestFileSource{Type: t, Ne: g.srcNe[i]}
 	}
-	b.WriteString(" " + name)
-	return b.String(), nil
+	return ggmlpeer.TestFileLine(op, g.typ, g.ne, g.params, srcs, name), nil
 }
 
 func f32bits(f float32) int32 { return int32(math.Float32bits(f)) }

@@ -1,6 +1,7 @@
 package cpukernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -421,18 +422,28 @@ func (pl *ConvPlan) Unfold(in []byte, q int64, dst []float32) {
 			sz := z*g.s[2] + kz*g.d[2] - g.p[2]
 			for ky := int64(0); ky < g.ker[1]; ky++ {
 				sy := y*g.s[1] + ky*g.d[1] - g.p[1]
-				rowIn := sz >= 0 && sz < g.in[2] && sy >= 0 && sy < g.in[1]
-				for kx := int64(0); kx < g.ker[0]; kx++ {
-					sx := x*g.s[0] + kx*g.d[0] - g.p[0]
+				row := dst[i : i+int(g.ker[0])]
+				i += len(row)
+				if sz < 0 || sz >= g.in[2] || sy < 0 || sy >= g.in[1] {
+					clear(row)
+					continue
+				}
+				rbase := cbase + uint64(sz)*g.inNb[2] + uint64(sy)*g.inNb[1]
+				sx := x*g.s[0] - g.p[0]
+				for kx := range row {
 					v := float32(0)
-					if rowIn && sx >= 0 && sx < g.in[0] {
-						v = loadF(g.inTyp, in, cbase+uint64(sz)*g.inNb[2]+uint64(sy)*g.inNb[1]+uint64(sx)*g.inNb[0])
+					if uint64(sx) < uint64(g.in[0]) { // 0 ≤ sx < W
+						if g.inTyp == runtime.TypeF32 {
+							v = math.Float32frombits(binary.LittleEndian.Uint32(in[rbase+uint64(sx)*g.inNb[0]:]))
+						} else {
+							v = loadF(g.inTyp, in, rbase+uint64(sx)*g.inNb[0])
+						}
 						if pl.round {
 							v = halfRound(v)
 						}
 					}
-					dst[i] = v
-					i++
+					row[kx] = v
+					sx += g.d[0]
 				}
 			}
 		}
@@ -580,34 +591,60 @@ func (k *kernel) convTranspose2D(r0, r1 int64) {
 	st := int64(t.OpParamI32(0))
 	round := a.Type == runtime.TypeF16
 	kw, kh, cin := a.Ne[0], a.Ne[1], a.Ne[3]
+	w, h := b.Ne[0], b.Ne[1]
+	// Channels innermost, so each tap is a dot product of two dense
+	// slices: the input of one batch as (iy, ix, c), the kernel as (oc,
+	// ky, kx, c).
+	in, inBatch := make([]float32, w*h*cin), int64(-1)
+	ker := make([]float32, a.Nelements())
+	for i := range ker {
+		c, kx, ky, oc := int64(i)%cin, (int64(i)/cin)%kw, (int64(i)/(cin*kw))%kh, int64(i)/(cin*kw*kh)
+		ker[i] = loadF(a.Type, k.src[0], uint64(kx)*a.Nb[0]+off3(a.Nb, ky, oc, c))
+	}
 	for r := r0; r < r1; r++ {
 		y, oc, n := rowCoords(t.Ne, r)
+		if n != inBatch {
+			for i := range in {
+				c, ix, iy := int64(i)%cin, (int64(i)/cin)%w, int64(i)/(cin*w)
+				v := loadF(b.Type, k.src[1], uint64(ix)*b.Nb[0]+off3(b.Nb, iy, c, n))
+				if round {
+					v = halfRound(v)
+				}
+				in[i] = v
+			}
+			inBatch = n
+		}
 		for x := int64(0); x < t.Ne[0]; x++ {
 			var acc float32
-			for iy := max(0, (y-kh+st)/st); iy < b.Ne[1] && iy*st <= y; iy++ {
+			for iy := max(0, (y-kh+st)/st); iy < h && iy*st <= y; iy++ {
 				ky := y - iy*st
 				if ky >= kh {
 					continue
 				}
-				for ix := max(0, (x-kw+st)/st); ix < b.Ne[0] && ix*st <= x; ix++ {
+				for ix := max(0, (x-kw+st)/st); ix < w && ix*st <= x; ix++ {
 					kx := x - ix*st
 					if kx >= kw {
 						continue
 					}
-					var v float32
-					for c := int64(0); c < cin; c++ {
-						in := loadF(b.Type, k.src[1], uint64(ix)*b.Nb[0]+off3(b.Nb, iy, c, n))
-						if round {
-							in = halfRound(in)
-						}
-						v += in * loadF(a.Type, k.src[0], uint64(kx)*a.Nb[0]+off3(a.Nb, ky, oc, c))
-					}
-					acc += v
+					xi := (iy*w + ix) * cin
+					ki := ((oc*kh+ky)*kw + kx) * cin
+					acc += dot32(in[xi:xi+cin], ker[ki:ki+cin])
 				}
 			}
 			storeF(t.Type, k.dst, uint64(x)*t.Nb[0]+off3(t.Nb, y, oc, n), acc)
 		}
 	}
+}
+
+// dot32 is the float32 dot product of a and b (of a's length), summed in
+// index order.
+func dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
 }
 
 // im2col3D writes result rows (ow, oh, od + OD·n): for each input channel
