@@ -294,8 +294,8 @@ q4k4loop:
 	VPADDD X17, X16, X21 \
 	VPSHUFD $0x55, X21, X22
 
-// func q4KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q4KDot1AVX512(SB), NOSPLIT, $0-32
+// func q4KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q4KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -312,8 +312,7 @@ q4k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q4k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X24, (DI)
+	VMOVSS X24, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -347,8 +346,8 @@ q5k4loop:
 	VZEROUPPER
 	RET
 
-// func q5KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q5KDot1AVX512(SB), NOSPLIT, $0-32
+// func q5KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q5KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -366,8 +365,7 @@ q5k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q5k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X24, (DI)
+	VMOVSS X24, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -455,8 +453,8 @@ q6k4loop:
 	VZEROUPPER
 	RET
 
-// func q6KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q6KDot1AVX512(SB), NOSPLIT, $0-32
+// func q6KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q6KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -472,8 +470,7 @@ q6k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q6k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X15, (DI)
+	VMOVSS X15, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -576,8 +573,8 @@ q2k4loop:
 	VZEROUPPER
 	RET
 
-// func q2KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q2KDot1AVX512(SB), NOSPLIT, $0-32
+// func q2KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q2KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -593,8 +590,7 @@ q2k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q2k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X24, (DI)
+	VMOVSS X24, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -626,8 +622,8 @@ q3k4loop:
 	VZEROUPPER
 	RET
 
-// func q3KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q3KDot1AVX512(SB), NOSPLIT, $0-32
+// func q3KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q3KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -643,7 +639,6 @@ q3k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q3k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X15, (DI)
+	VMOVSS X15, ret+24(FP)
 	VZEROUPPER
 	RET
