@@ -114,13 +114,13 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 //   words; Z19 the min (q4_K) or -32·scale (q6_K) words; Z20..Z23 float
 //   temporaries; Z24 the float sums of rows 0..3; Z25..Z31 constants.
 
-// Q4KSCALES unpacks the 12 scale bytes at 4(SI) (6-bit scales and mins,
+// Q4KSCALES unpacks the 12 scale bytes at 4(b) (6-bit scales and mins,
 // ggml's layout) into Z4..Z7 (per chunk) and Y19 (each min twice): the
 // bytes go to words (scales 0..7, mins 8..15) with VPSHUFB twice, the
 // low bits from the first (shifted for mins 4..7), the two high bits of
 // scales and mins 4..7 from the second.
-#define Q4KSCALES \
-	VBROADCASTI32X4 4(SI), Y18 \
+#define Q4KSCALES(b) \
+	VBROADCASTI32X4 4(b), Y18 \
 	VPSHUFB kq4ia<>(SB), Y18, Y16 \
 	VPSHUFB kq4ib<>(SB), Y18, Y17 \
 	VPSRLVW kq4sa<>(SB), Y16, Y18 \
@@ -133,12 +133,12 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 	VPERMW Z18, Z29, Z7 \
 	VPERMW Y18, Y25, Y19
 
-// Q4KW unpacks the 128 nibble bytes at qo(SI) into Z0..Z3.
-#define Q4KW(qo) \
-	VBROADCASTI64X4 qo(SI), Z0 \
-	VBROADCASTI64X4 qo+32(SI), Z1 \
-	VBROADCASTI64X4 qo+64(SI), Z2 \
-	VBROADCASTI64X4 qo+96(SI), Z3 \
+// Q4KW unpacks the 128 nibble bytes at qo(b) into Z0..Z3.
+#define Q4KW(b, qo) \
+	VBROADCASTI64X4 qo(b), Z0 \
+	VBROADCASTI64X4 qo+32(b), Z1 \
+	VBROADCASTI64X4 qo+64(b), Z2 \
+	VBROADCASTI64X4 qo+96(b), Z3 \
 	VPSRLVW Z30, Z0, Z0 \
 	VPSRLVW Z30, Z1, Z1 \
 	VPSRLVW Z30, Z2, Z2 \
@@ -148,11 +148,11 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 	VPANDD Z31, Z2, Z2 \
 	VPANDD Z31, Z3, Z3
 
-// Q5KH adds the fifth bits of a q5_K super-block (32 bytes at 16(SI): bit
+// Q5KH adds the fifth bits of a q5_K super-block (32 bytes at 16(b): bit
 // 2k of byte l for element 64k+l, bit 2k+1 for element 64k+32+l) to the
 // nibbles in Z0..Z3: a dword rotation brings each chunk's bit to bit 4.
-#define Q5KH \
-	VBROADCASTI64X4 16(SI), Z18 \
+#define Q5KH(b) \
+	VBROADCASTI64X4 16(b), Z18 \
 	VPROLVD kq5r0<>(SB), Z18, Z16 \
 	VPROLVD kq5r1<>(SB), Z18, Z17 \
 	VPTERNLOGD $0xf8, kz10<>(SB), Z16, Z0 \
@@ -239,6 +239,17 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 	LEAQ (R9)(AX*1), R10 \
 	LEAQ (R10)(AX*1), R11
 
+// ROWS4W loads the four weight row pointers, the activation row and the
+// super-block count.
+#define ROWS4W \
+	MOVQ w+0(FP), SI \
+	MOVQ stride+8(FP), AX \
+	LEAQ (SI)(AX*1), BX \
+	LEAQ (BX)(AX*1), DX \
+	LEAQ (DX)(AX*1), DI \
+	MOVQ y+16(FP), R8 \
+	MOVQ nb+24(FP), CX
+
 // STORE4 writes the four lanes of X24 to dst, dst+ds, dst+2ds, dst+3ds
 // (ds in float32 elements).
 #define STORE4 \
@@ -261,8 +272,8 @@ TEXT ·q4KDot4AVX512(SB), NOSPLIT, $0-48
 	KCONSTS4
 	VXORPS X24, X24, X24
 q4k4loop:
-	Q4KSCALES
-	Q4KW(16)
+	Q4KSCALES(SI)
+	Q4KW(SI, 16)
 	Q4KROW(R8, Z8, Y8, Y12)
 	Q4KROW(R9, Z9, Y9, Y13)
 	Q4KROW(R10, Z10, Y10, Y14)
@@ -302,8 +313,8 @@ TEXT ·q4KDot1AVX512(SB), NOSPLIT, $0-28
 	KCONSTS4
 	VXORPS X24, X24, X24
 q4k1loop:
-	Q4KSCALES
-	Q4KW(16)
+	Q4KSCALES(SI)
+	Q4KW(SI, 16)
 	Q4KROW(R8, Z8, Y8, Y12)
 	HSUM2(Y8, Y12)
 	VMOVSS (R8), X20
@@ -324,9 +335,9 @@ TEXT ·q5KDot4AVX512(SB), NOSPLIT, $0-48
 	KCONSTS4
 	VXORPS X24, X24, X24
 q5k4loop:
-	Q4KSCALES
-	Q4KW(48)
-	Q5KH
+	Q4KSCALES(SI)
+	Q4KW(SI, 48)
+	Q5KH(SI)
 	Q4KROW(R8, Z8, Y8, Y12)
 	Q4KROW(R9, Z9, Y9, Y13)
 	Q4KROW(R10, Z10, Y10, Y14)
@@ -354,9 +365,9 @@ TEXT ·q5KDot1AVX512(SB), NOSPLIT, $0-28
 	KCONSTS4
 	VXORPS X24, X24, X24
 q5k1loop:
-	Q4KSCALES
-	Q4KW(48)
-	Q5KH
+	Q4KSCALES(SI)
+	Q4KW(SI, 48)
+	Q5KH(SI)
 	Q4KROW(R8, Z8, Y8, Y12)
 	HSUM2(Y8, Y12)
 	VMOVSS (R8), X20
@@ -369,11 +380,11 @@ q5k1loop:
 	VZEROUPPER
 	RET
 
-// Q6KW unpacks the quants of one q6_K super-block (ql at 0(SI), qh at
-// 128(SI)) into Z0..Z3 as unsigned bytes (q+32), and its scales (at
-// 192(SI)) into Z4..Z7 (per chunk) and Y19 (-32·scale, for the offset).
-#define Q6KW \
-	VPMOVSXBW 192(SI), Y18 \
+// Q6KW unpacks the quants of one q6_K super-block (ql at 0(b), qh at
+// 128(b)) into Z0..Z3 as unsigned bytes (q+32), and its scales (at
+// 192(b)) into Z4..Z7 (per chunk) and Y19 (-32·scale, for the offset).
+#define Q6KW(b) \
+	VPMOVSXBW 192(b), Y18 \
 	VPERMW Z18, Z26, Z4 \
 	VPERMW Z18, Z27, Z5 \
 	VPERMW Z18, Z28, Z6 \
@@ -381,14 +392,14 @@ q5k1loop:
 	VPSLLW $5, Y18, Y19 \
 	VPXORD Y20, Y20, Y20 \
 	VPSUBW Y19, Y20, Y19 \
-	Q6KHALF(0, 128, Z0, Z1) \
-	Q6KHALF(64, 160, Z2, Z3)
+	Q6KHALF(b, 0, 128, Z0, Z1) \
+	Q6KHALF(b, 64, 160, Z2, Z3)
 
-// Q6KHALF: 128 elements from the 64 ql bytes at qo(SI) and the 32 qh
-// bytes at ho(SI) into the chunks lo and hi.
-#define Q6KHALF(qo, ho, lo, hi) \
-	VMOVDQU64 qo(SI), Z16 \
-	VBROADCASTI64X4 ho(SI), Z17 \
+// Q6KHALF: 128 elements from the 64 ql bytes at qo(b) and the 32 qh
+// bytes at ho(b) into the chunks lo and hi.
+#define Q6KHALF(b, qo, ho, lo, hi) \
+	VMOVDQU64 qo(b), Z16 \
+	VBROADCASTI64X4 ho(b), Z17 \
 	VPSLLVW Z25, Z17, lo \
 	VPANDD Z30, lo, lo \
 	VPTERNLOGD $0xf8, Z31, Z16, lo \
@@ -433,7 +444,7 @@ TEXT ·q6KDot4AVX512(SB), NOSPLIT, $0-48
 	KCONSTS6
 	VXORPS X15, X15, X15
 q6k4loop:
-	Q6KW
+	Q6KW(SI)
 	Q6KROW(R8, Z8, Y8)
 	Q6KROW(R9, Z9, Y9)
 	Q6KROW(R10, Z10, Y10)
@@ -461,7 +472,7 @@ TEXT ·q6KDot1AVX512(SB), NOSPLIT, $0-28
 	KCONSTS6
 	VXORPS X15, X15, X15
 q6k1loop:
-	Q6KW
+	Q6KW(SI)
 	Q6KROW(R8, Z8, Y8)
 	HSUM2(Y8, Y8)
 	VMOVSS (R8), X20
@@ -640,5 +651,119 @@ q3k1loop:
 	DECQ CX
 	JNZ q3k1loop
 	VMOVSS X15, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// The Rows4 kernels: four weight rows (w, w+stride, w+2stride,
+// w+3stride: SI, BX, DX, DI) against one q8_K row (R8), the float math
+// lane per weight row, into dst[0..3].
+
+// HALF4 gathers the half at off of the four weight super-blocks into
+// the low four lanes of xr, as float32.
+#define HALF4(off, xr) \
+	VPINSRW $0, off(SI), xr, xr \
+	VPINSRW $1, off(BX), xr, xr \
+	VPINSRW $2, off(DX), xr, xr \
+	VPINSRW $3, off(DI), xr, xr \
+	VCVTPH2PS xr, xr
+
+// NEXT4 steps the four weight rows by bs bytes and the activations by one
+// q8_K block, and loops to label while super-blocks are left.
+#define NEXT4(bs, label) \
+	ADDQ $bs, SI \
+	ADDQ $bs, BX \
+	ADDQ $bs, DX \
+	ADDQ $bs, DI \
+	ADDQ $292, R8 \
+	DECQ CX \
+	JNZ label
+
+// Q4KROWS4 and Q5KROWS4: the integer sums of one weight row (at b) of
+// the four.
+#define Q4KROWS4(b, qo, accz, accy, m) \
+	Q4KSCALES(b) \
+	Q4KW(b, qo) \
+	Q4KROW(R8, accz, accy, m)
+
+#define Q5KROWS4(b, accz, accy, m) \
+	Q4KSCALES(b) \
+	Q4KW(b, 48) \
+	Q5KH(b) \
+	Q4KROW(R8, accz, accy, m)
+
+// K4FLOAT4: X24 += (d·dy)·isum − (dmin·dy)·summs, lane per weight row.
+#define K4FLOAT4 \
+	HSUM4(Y8, Y9, Y10, Y11, X21, Y21) \
+	HSUM4(Y12, Y13, Y14, Y15, X22, Y22) \
+	VBROADCASTSS (R8), X20 \
+	VCVTDQ2PS X21, X21 \
+	VCVTDQ2PS X22, X22 \
+	HALF4(0, X23) \
+	VMULPS X20, X23, X23 \
+	VMULPS X21, X23, X21 \
+	HALF4(2, X23) \
+	VMULPS X20, X23, X23 \
+	VMULPS X22, X23, X22 \
+	VSUBPS X22, X21, X21 \
+	VADDPS X21, X24, X24
+
+// func q4KRows4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·q4KRows4AVX512(SB), NOSPLIT, $0-40
+	ROWS4W
+	KCONSTS4
+	VXORPS X24, X24, X24
+q4kr4loop:
+	Q4KROWS4(SI, 16, Z8, Y8, Y12)
+	Q4KROWS4(BX, 16, Z9, Y9, Y13)
+	Q4KROWS4(DX, 16, Z10, Y10, Y14)
+	Q4KROWS4(DI, 16, Z11, Y11, Y15)
+	K4FLOAT4
+	NEXT4(144, q4kr4loop)
+	MOVQ dst+32(FP), AX
+	VMOVUPS X24, (AX)
+	VZEROUPPER
+	RET
+
+// func q5KRows4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·q5KRows4AVX512(SB), NOSPLIT, $0-40
+	ROWS4W
+	KCONSTS4
+	VXORPS X24, X24, X24
+q5kr4loop:
+	Q5KROWS4(SI, Z8, Y8, Y12)
+	Q5KROWS4(BX, Z9, Y9, Y13)
+	Q5KROWS4(DX, Z10, Y10, Y14)
+	Q5KROWS4(DI, Z11, Y11, Y15)
+	K4FLOAT4
+	NEXT4(176, q5kr4loop)
+	MOVQ dst+32(FP), AX
+	VMOVUPS X24, (AX)
+	VZEROUPPER
+	RET
+
+// func q6KRows4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+TEXT ·q6KRows4AVX512(SB), NOSPLIT, $0-40
+	ROWS4W
+	KCONSTS6
+	VXORPS X15, X15, X15
+q6kr4loop:
+	Q6KW(SI)
+	Q6KROW(R8, Z8, Y8)
+	Q6KW(BX)
+	Q6KROW(R8, Z9, Y9)
+	Q6KW(DX)
+	Q6KROW(R8, Z10, Y10)
+	Q6KW(DI)
+	Q6KROW(R8, Z11, Y11)
+	HSUM4(Y8, Y9, Y10, Y11, X21, Y21)
+	VBROADCASTSS (R8), X20
+	VCVTDQ2PS X21, X21
+	HALF4(208, X23)
+	VMULPS X20, X23, X23
+	VMULPS X21, X23, X21
+	VADDPS X21, X15, X15
+	NEXT4(210, q6kr4loop)
+	MOVQ dst+32(FP), AX
+	VMOVUPS X15, (AX)
 	VZEROUPPER
 	RET

@@ -14,20 +14,6 @@ func q5KRowAVX2(w *byte, y *byte, nb int) float32
 //go:noescape
 func q6KRowAVX2(w *byte, y *byte, nb int) float32
 
-func dotQ2_KBest(w, y []byte, nb int) float32 {
-	if useK512 {
-		return dotQ2_K512(w, y, nb)
-	}
-	return dotQ2_K(w, y, nb)
-}
-
-func dotQ3_KBest(w, y []byte, nb int) float32 {
-	if useK512 {
-		return dotQ3_K512(w, y, nb)
-	}
-	return dotQ3_K(w, y, nb)
-}
-
 // lowKSIMD reports whether the q2_K and q3_K dots run SIMD kernels.
 func lowKSIMD() bool { return useK512 }
 
