@@ -64,7 +64,8 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 		return qKernel{}, false
 	}
 	// The activations' quantizer follows from their type (ggml's
-	// vec_dot_type): the CPU's q8_0/q8_1 quantizers, q8_K's reference one.
+	// vec_dot_type): the CPU's q8_0/q8_1 quantizers, q8_K's reference one
+	// (vec's, the same bytes with AVX-512).
 	k := qKernel{act: cpukernels.VecDotType(typ), dot: dot, mat: quantMats[typ]}
 	switch k.act {
 	case runtime.TypeQ8_0:
@@ -72,7 +73,7 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	case runtime.TypeQ8_1:
 		k.quant = cpukernels.QuantizeRowQ8_1CPU
 	case runtime.TypeQ8_K:
-		k.quant = cpukernels.QuantizeRowQ8_K
+		k.quant = vec.QuantizeRowQ8_K
 	default:
 		return qKernel{}, false
 	}
