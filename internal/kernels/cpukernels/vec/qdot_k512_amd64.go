@@ -44,18 +44,6 @@ func q6KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
 //go:noescape
 func q6KDot1AVX512(w *byte, y *byte, nb int) float32
 
-// The Rows4 kernels compute the dots of the four weight rows w,
-// w+stride, w+2stride, w+3stride with the q8_K row y into dst[0..3].
-
-//go:noescape
-func q4KRows4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-
-//go:noescape
-func q5KRows4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-
-//go:noescape
-func q6KRows4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-
 // k512 names the k-quants with AVX-512 kernels.
 type k512 int
 
@@ -74,8 +62,10 @@ func dotQ5_K512(w, y []byte, nb int) float32 { return q5KDot1AVX512(&w[0], &y[0]
 func dotQ6_K512(w, y []byte, nb int) float32 { return q6KDot1AVX512(&w[0], &y[0], nb) }
 
 // mat is matDot on the kernels of k (arguments checked by the caller):
-// four activation rows at a time against each weight row, the rest
-// against four weight rows at a time (q4_K..q6_K), then one by one.
+// four activation rows at a time against each weight row, the rest one
+// by one. (Four weight rows against one activation row were tried for
+// decode: 30% faster with the weights in L2, but slower streaming them
+// from memory, the decode case.)
 func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	c := 0
 	for ; c+4 <= ny; c += 4 {
@@ -95,18 +85,7 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 		}
 	}
 	for ; c < ny; c++ {
-		r := 0
-		for ; r+4 <= nw && k >= q4K512; r += 4 {
-			switch k {
-			case q4K512:
-				q4KRows4AVX512(&w[r*stride], stride, &y[c*ys], nb, &dst[c*ldd+r])
-			case q5K512:
-				q5KRows4AVX512(&w[r*stride], stride, &y[c*ys], nb, &dst[c*ldd+r])
-			default:
-				q6KRows4AVX512(&w[r*stride], stride, &y[c*ys], nb, &dst[c*ldd+r])
-			}
-		}
-		for ; r < nw; r++ {
+		for r := 0; r < nw; r++ {
 			switch k {
 			case q2K512:
 				dst[c*ldd+r] = q2KDot1AVX512(&w[r*stride], &y[c*ys], nb)
