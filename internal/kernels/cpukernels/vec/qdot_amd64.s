@@ -180,15 +180,14 @@ q4x1loop:
 
 REP4(kthree, 0x0303030303030303)
 
-// HSUMD returns the sum of Y0's eight int32 lanes.
+// HSUMD leaves the sum of Y0's eight int32 lanes in lane 0 of X0.
 #define HSUMD \
 	VEXTRACTI128 $1, Y0, X1 \
 	VPADDD X1, X0, X0 \
 	VPSHUFD $0x4E, X0, X1 \
 	VPADDD X1, X0, X0 \
 	VPSHUFD $0xB1, X0, X1 \
-	VPADDD X1, X0, X0 \
-	VMOVD X0, AX
+	VPADDD X1, X0, X0
 
 // Q4KSTEP: 64 elements: the low nibbles of 32 bytes at qo(SI) against the
 // q8 bytes at ya(DX) with scale sa(BX), the high nibbles against yb(DX)
@@ -206,22 +205,6 @@ REP4(kthree, 0x0303030303030303)
 	VPMADDWD Y4, Y2, Y2 \
 	VPADDD Y1, Y0, Y0 \
 	VPADDD Y2, Y0, Y0
-
-// func q4KBlockAVX2(q4 *byte, q8 *byte, sc *int16) int32
-TEXT ·q4KBlockAVX2(SB), NOSPLIT, $0-28
-	MOVQ q4+0(FP), SI
-	MOVQ q8+8(FP), DX
-	MOVQ sc+16(FP), BX
-	VMOVDQU qnib<>(SB), Y14
-	VPXOR Y0, Y0, Y0
-	Q4KSTEP(0, 0, 32, 0, 2)
-	Q4KSTEP(32, 64, 96, 4, 6)
-	Q4KSTEP(64, 128, 160, 8, 10)
-	Q4KSTEP(96, 192, 224, 12, 14)
-	HSUMD
-	MOVL AX, ret+24(FP)
-	VZEROUPPER
-	RET
 
 // Q6KDOT: acc += scale pair (sa for the low 16 bytes, sb for the high 16)
 // · Σ pairs a·q8, with the 32 unsigned quants in register a and the q8
@@ -266,22 +249,6 @@ TEXT ·q4KBlockAVX2(SB), NOSPLIT, $0-28
 	Q6KDOT(Y7, y2, s4, s5) \
 	Q6KDOT(Y8, y3, s6, s7)
 
-// func q6KBlockAVX2(ql *byte, qh *byte, q8 *byte, sc *int16) int32
-TEXT ·q6KBlockAVX2(SB), NOSPLIT, $0-36
-	MOVQ ql+0(FP), SI
-	MOVQ qh+8(FP), DI
-	MOVQ q8+16(FP), DX
-	MOVQ sc+24(FP), BX
-	VMOVDQU qnib<>(SB), Y14
-	VMOVDQU kthree<>(SB), Y13
-	VPXOR Y0, Y0, Y0
-	Q6KHALF(0, 0, 0, 32, 64, 96, 0, 2, 4, 6, 8, 10, 12, 14)
-	Q6KHALF(64, 32, 128, 160, 192, 224, 16, 18, 20, 22, 24, 26, 28, 30)
-	HSUMD
-	MOVL AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
 REP4(kone, 0x0101010101010101)
 
 // Q5KSTEP is Q4KSTEP with the fifth bits: bit shlo of the qh bytes (in
@@ -308,21 +275,157 @@ REP4(kone, 0x0101010101010101)
 	VPADDD Y1, Y0, Y0 \
 	VPADDD Y2, Y0, Y0
 
-// func q5KBlockAVX2(qs *byte, qh *byte, q8 *byte, sc *int16) int32
-TEXT ·q5KBlockAVX2(SB), NOSPLIT, $0-36
-	MOVQ qs+0(FP), SI
-	MOVQ qh+8(FP), DI
-	MOVQ q8+16(FP), DX
-	MOVQ sc+24(FP), BX
+// The row kernels below run nb ≥ 1 super-blocks of one weight row (R8)
+// against one q8_K row (R9) and return the float32 dot, with the
+// float steps of the Go kernels (qdot_k.go) in order: per super-block
+// the exact int32 sums, then d·dy times them (no FMA), summed in X15.
+// The group scales go through the frame as 16-bit words (BX).
+
+// K4SCALES unpacks the 6-bit scales and mins of the q4_K/q5_K block at R8
+// (12 bytes at 4(R8)) to scale words at (BX) and the mins, each twice, in
+// the words of Y7 multiplied with the block's 16-quant sums (260(R9)).
+#define K4SCALES \
+	MOVL 4(R8), AX \
+	MOVL 8(R8), R10 \
+	MOVL 12(R8), R11 \
+	MOVL AX, DI \
+	ANDL $0x3f3f3f3f, DI \
+	MOVL R11, R12 \
+	ANDL $0x0f0f0f0f, R12 \
+	SHRL $6, AX \
+	ANDL $0x03030303, AX \
+	SHLL $4, AX \
+	ORL AX, R12 \
+	MOVL R10, R13 \
+	ANDL $0x3f3f3f3f, R13 \
+	SHRL $4, R11 \
+	ANDL $0x0f0f0f0f, R11 \
+	SHRL $6, R10 \
+	ANDL $0x03030303, R10 \
+	SHLL $4, R10 \
+	ORL R10, R11 \
+	SHLQ $32, R12 \
+	ORQ R12, DI \
+	SHLQ $32, R11 \
+	ORQ R11, R13 \
+	VMOVQ DI, X1 \
+	VPMOVZXBW X1, X1 \
+	VMOVDQU X1, (BX) \
+	VMOVQ R13, X2 \
+	VPMOVZXBW X2, X2 \
+	VPUNPCKLWD X2, X2, X3 \
+	VPUNPCKHWD X2, X2, X4 \
+	VINSERTI128 $1, X4, Y3, Y3 \
+	VPMADDWD 260(R9), Y3, Y7
+
+// K4FLOAT: X15 += (d·dy)·isum − (dmin·dy)·summs for the block at R8, with
+// the scaled dots in Y0 and the min sums in Y7.
+#define K4FLOAT \
+	VPHADDD Y7, Y0, Y1 \
+	VEXTRACTI128 $1, Y1, X2 \
+	VPADDD X2, X1, X1 \
+	VPHADDD X1, X1, X1 \
+	VCVTDQ2PS X1, X1 \
+	VMOVSHDUP X1, X2 \
+	VMOVSS (R9), X3 \
+	VPBROADCASTW (R8), X4 \
+	VCVTPH2PS X4, X4 \
+	VMULSS X3, X4, X4 \
+	VMULSS X1, X4, X4 \
+	VPBROADCASTW 2(R8), X5 \
+	VCVTPH2PS X5, X5 \
+	VMULSS X3, X5, X5 \
+	VMULSS X2, X5, X5 \
+	VSUBSS X5, X4, X4 \
+	VADDSS X4, X15, X15
+
+// func q4KRowAVX2(w *byte, y *byte, nb int) float32
+TEXT ·q4KRowAVX2(SB), NOSPLIT, $16-28
+	MOVQ w+0(FP), R8
+	MOVQ y+8(FP), R9
+	MOVQ nb+16(FP), CX
+	LEAQ sc-16(SP), BX
+	VMOVDQU qnib<>(SB), Y14
+	VXORPS X15, X15, X15
+q4krow:
+	K4SCALES
+	LEAQ 16(R8), SI
+	LEAQ 4(R9), DX
+	VPXOR Y0, Y0, Y0
+	Q4KSTEP(0, 0, 32, 0, 2)
+	Q4KSTEP(32, 64, 96, 4, 6)
+	Q4KSTEP(64, 128, 160, 8, 10)
+	Q4KSTEP(96, 192, 224, 12, 14)
+	K4FLOAT
+	ADDQ $144, R8
+	ADDQ $292, R9
+	DECQ CX
+	JNZ q4krow
+	VMOVSS X15, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func q5KRowAVX2(w *byte, y *byte, nb int) float32
+TEXT ·q5KRowAVX2(SB), NOSPLIT, $16-28
+	MOVQ w+0(FP), R8
+	MOVQ y+8(FP), R9
+	MOVQ nb+16(FP), CX
+	LEAQ sc-16(SP), BX
 	VMOVDQU qnib<>(SB), Y14
 	VMOVDQU kone<>(SB), Y12
-	VMOVDQU (DI), Y5
+	VXORPS X15, X15, X15
+q5krow:
+	K4SCALES
+	VMOVDQU 16(R8), Y5
+	LEAQ 48(R8), SI
+	LEAQ 4(R9), DX
 	VPXOR Y0, Y0, Y0
 	Q5KSTEP(0, 0, 32, 0, 2, 0, 1)
 	Q5KSTEP(32, 64, 96, 4, 6, 2, 3)
 	Q5KSTEP(64, 128, 160, 8, 10, 4, 5)
 	Q5KSTEP(96, 192, 224, 12, 14, 6, 7)
+	K4FLOAT
+	ADDQ $176, R8
+	ADDQ $292, R9
+	DECQ CX
+	JNZ q5krow
+	VMOVSS X15, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func q6KRowAVX2(w *byte, y *byte, nb int) float32
+TEXT ·q6KRowAVX2(SB), NOSPLIT, $32-28
+	MOVQ w+0(FP), R8
+	MOVQ y+8(FP), R9
+	MOVQ nb+16(FP), CX
+	LEAQ sc-32(SP), BX
+	VMOVDQU qnib<>(SB), Y14
+	VMOVDQU kthree<>(SB), Y13
+	VXORPS X15, X15, X15
+q6krow:
+	VPMOVSXBW 192(R8), Y11
+	VMOVDQU Y11, (BX)
+	VPMADDWD 260(R9), Y11, Y12
+	MOVQ R8, SI
+	LEAQ 128(R8), DI
+	LEAQ 4(R9), DX
+	VPXOR Y0, Y0, Y0
+	Q6KHALF(0, 0, 0, 32, 64, 96, 0, 2, 4, 6, 8, 10, 12, 14)
+	Q6KHALF(64, 32, 128, 160, 192, 224, 16, 18, 20, 22, 24, 26, 28, 30)
+	VPSLLD $5, Y12, Y12
+	VPSUBD Y12, Y0, Y0
 	HSUMD
-	MOVL AX, ret+32(FP)
+	VCVTDQ2PS X0, X0
+	VMOVSS (R9), X3
+	VPBROADCASTW 208(R8), X4
+	VCVTPH2PS X4, X4
+	VMULSS X3, X4, X4
+	VMULSS X0, X4, X4
+	VADDSS X4, X15, X15
+	ADDQ $210, R8
+	ADDQ $292, R9
+	DECQ CX
+	JNZ q6krow
+	VMOVSS X15, ret+24(FP)
 	VZEROUPPER
 	RET

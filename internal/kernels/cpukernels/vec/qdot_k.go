@@ -69,27 +69,27 @@ func DotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
 // DotQ2_KRows is DotQ4_1Rows for q2_K weights and a q8_K row, nb
 // super-blocks each.
 func DotQ2_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q2_KBlockSize, Q8_KBlockSize, dotQ2_KBest, dst, w, stride, y, nb)
+	return kRows(Q2_KBlockSize, dotQ2_KMat, dst, w, stride, y, nb)
 }
 
 // DotQ3_KRows is DotQ2_KRows for q3_K weights.
 func DotQ3_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q3_KBlockSize, Q8_KBlockSize, dotQ3_KBest, dst, w, stride, y, nb)
+	return kRows(Q3_KBlockSize, dotQ3_KMat, dst, w, stride, y, nb)
 }
 
 // DotQ4_KRows is DotQ2_KRows for q4_K weights.
 func DotQ4_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q4_KBlockSize, Q8_KBlockSize, dotQ4_KBest, dst, w, stride, y, nb)
+	return kRows(Q4_KBlockSize, dotQ4_KMat, dst, w, stride, y, nb)
 }
 
 // DotQ5_KRows is DotQ2_KRows for q5_K weights.
 func DotQ5_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q5_KBlockSize, Q8_KBlockSize, dotQ5_KBest, dst, w, stride, y, nb)
+	return kRows(Q5_KBlockSize, dotQ5_KMat, dst, w, stride, y, nb)
 }
 
 // DotQ6_KRows is DotQ2_KRows for q6_K weights.
 func DotQ6_KRows(dst []float32, w []byte, stride int, y []byte, nb int) error {
-	return rowsDot(Q6_KBlockSize, Q8_KBlockSize, dotQ6_KBest, dst, w, stride, y, nb)
+	return kRows(Q6_KBlockSize, dotQ6_KMat, dst, w, stride, y, nb)
 }
 
 // DotQ2_KMat is DotQ4_KMat for q2_K weights.
@@ -177,6 +177,15 @@ func matGo(one func(w, y []byte, nb int) float32, dst []float32, ldd int, w []by
 			dst[c*ldd+r] = one(w[r*stride:], yc, nb)
 		}
 	}
+}
+
+// kRows is a DotQ*_KRows on the tile product mat of its type.
+func kRows(wbs int, mat func([]float32, int, []byte, int, int, []byte, int, int, int), dst []float32, w []byte, stride int, y []byte, nb int) error {
+	if err := checkRows(len(dst), len(w), stride, len(y), nb, wbs, Q8_KBlockSize); err != nil || len(dst) == 0 {
+		return err
+	}
+	mat(dst, len(dst), w, stride, len(dst), y, nb*Q8_KBlockSize, 1, nb)
+	return nil
 }
 
 func checkRows(rows, lw, stride, ly, nb, wbs, ybs int) error {

@@ -114,13 +114,13 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 //   words; Z19 the min (q4_K) or -32·scale (q6_K) words; Z20..Z23 float
 //   temporaries; Z24 the float sums of rows 0..3; Z25..Z31 constants.
 
-// Q4KSCALES unpacks the 12 scale bytes at 4(SI) (6-bit scales and mins,
+// Q4KSCALES unpacks the 12 scale bytes at 4(b) (6-bit scales and mins,
 // ggml's layout) into Z4..Z7 (per chunk) and Y19 (each min twice): the
 // bytes go to words (scales 0..7, mins 8..15) with VPSHUFB twice, the
 // low bits from the first (shifted for mins 4..7), the two high bits of
 // scales and mins 4..7 from the second.
-#define Q4KSCALES \
-	VBROADCASTI32X4 4(SI), Y18 \
+#define Q4KSCALES(b) \
+	VBROADCASTI32X4 4(b), Y18 \
 	VPSHUFB kq4ia<>(SB), Y18, Y16 \
 	VPSHUFB kq4ib<>(SB), Y18, Y17 \
 	VPSRLVW kq4sa<>(SB), Y16, Y18 \
@@ -133,12 +133,12 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 	VPERMW Z18, Z29, Z7 \
 	VPERMW Y18, Y25, Y19
 
-// Q4KW unpacks the 128 nibble bytes at qo(SI) into Z0..Z3.
-#define Q4KW(qo) \
-	VBROADCASTI64X4 qo(SI), Z0 \
-	VBROADCASTI64X4 qo+32(SI), Z1 \
-	VBROADCASTI64X4 qo+64(SI), Z2 \
-	VBROADCASTI64X4 qo+96(SI), Z3 \
+// Q4KW unpacks the 128 nibble bytes at qo(b) into Z0..Z3.
+#define Q4KW(b, qo) \
+	VBROADCASTI64X4 qo(b), Z0 \
+	VBROADCASTI64X4 qo+32(b), Z1 \
+	VBROADCASTI64X4 qo+64(b), Z2 \
+	VBROADCASTI64X4 qo+96(b), Z3 \
 	VPSRLVW Z30, Z0, Z0 \
 	VPSRLVW Z30, Z1, Z1 \
 	VPSRLVW Z30, Z2, Z2 \
@@ -148,11 +148,11 @@ DATA8(kq6s3, W4_12, W4_12, W4_13, W4_13, W4_14, W4_14, W4_15, W4_15)
 	VPANDD Z31, Z2, Z2 \
 	VPANDD Z31, Z3, Z3
 
-// Q5KH adds the fifth bits of a q5_K super-block (32 bytes at 16(SI): bit
+// Q5KH adds the fifth bits of a q5_K super-block (32 bytes at 16(b): bit
 // 2k of byte l for element 64k+l, bit 2k+1 for element 64k+32+l) to the
 // nibbles in Z0..Z3: a dword rotation brings each chunk's bit to bit 4.
-#define Q5KH \
-	VBROADCASTI64X4 16(SI), Z18 \
+#define Q5KH(b) \
+	VBROADCASTI64X4 16(b), Z18 \
 	VPROLVD kq5r0<>(SB), Z18, Z16 \
 	VPROLVD kq5r1<>(SB), Z18, Z17 \
 	VPTERNLOGD $0xf8, kz10<>(SB), Z16, Z0 \
@@ -261,8 +261,8 @@ TEXT ·q4KDot4AVX512(SB), NOSPLIT, $0-48
 	KCONSTS4
 	VXORPS X24, X24, X24
 q4k4loop:
-	Q4KSCALES
-	Q4KW(16)
+	Q4KSCALES(SI)
+	Q4KW(SI, 16)
 	Q4KROW(R8, Z8, Y8, Y12)
 	Q4KROW(R9, Z9, Y9, Y13)
 	Q4KROW(R10, Z10, Y10, Y14)
@@ -294,16 +294,16 @@ q4k4loop:
 	VPADDD X17, X16, X21 \
 	VPSHUFD $0x55, X21, X22
 
-// func q4KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q4KDot1AVX512(SB), NOSPLIT, $0-32
+// func q4KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q4KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
 	KCONSTS4
 	VXORPS X24, X24, X24
 q4k1loop:
-	Q4KSCALES
-	Q4KW(16)
+	Q4KSCALES(SI)
+	Q4KW(SI, 16)
 	Q4KROW(R8, Z8, Y8, Y12)
 	HSUM2(Y8, Y12)
 	VMOVSS (R8), X20
@@ -312,8 +312,7 @@ q4k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q4k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X24, (DI)
+	VMOVSS X24, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -325,9 +324,9 @@ TEXT ·q5KDot4AVX512(SB), NOSPLIT, $0-48
 	KCONSTS4
 	VXORPS X24, X24, X24
 q5k4loop:
-	Q4KSCALES
-	Q4KW(48)
-	Q5KH
+	Q4KSCALES(SI)
+	Q4KW(SI, 48)
+	Q5KH(SI)
 	Q4KROW(R8, Z8, Y8, Y12)
 	Q4KROW(R9, Z9, Y9, Y13)
 	Q4KROW(R10, Z10, Y10, Y14)
@@ -347,17 +346,17 @@ q5k4loop:
 	VZEROUPPER
 	RET
 
-// func q5KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q5KDot1AVX512(SB), NOSPLIT, $0-32
+// func q5KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q5KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
 	KCONSTS4
 	VXORPS X24, X24, X24
 q5k1loop:
-	Q4KSCALES
-	Q4KW(48)
-	Q5KH
+	Q4KSCALES(SI)
+	Q4KW(SI, 48)
+	Q5KH(SI)
 	Q4KROW(R8, Z8, Y8, Y12)
 	HSUM2(Y8, Y12)
 	VMOVSS (R8), X20
@@ -366,16 +365,15 @@ q5k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q5k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X24, (DI)
+	VMOVSS X24, ret+24(FP)
 	VZEROUPPER
 	RET
 
-// Q6KW unpacks the quants of one q6_K super-block (ql at 0(SI), qh at
-// 128(SI)) into Z0..Z3 as unsigned bytes (q+32), and its scales (at
-// 192(SI)) into Z4..Z7 (per chunk) and Y19 (-32·scale, for the offset).
-#define Q6KW \
-	VPMOVSXBW 192(SI), Y18 \
+// Q6KW unpacks the quants of one q6_K super-block (ql at 0(b), qh at
+// 128(b)) into Z0..Z3 as unsigned bytes (q+32), and its scales (at
+// 192(b)) into Z4..Z7 (per chunk) and Y19 (-32·scale, for the offset).
+#define Q6KW(b) \
+	VPMOVSXBW 192(b), Y18 \
 	VPERMW Z18, Z26, Z4 \
 	VPERMW Z18, Z27, Z5 \
 	VPERMW Z18, Z28, Z6 \
@@ -383,14 +381,14 @@ q5k1loop:
 	VPSLLW $5, Y18, Y19 \
 	VPXORD Y20, Y20, Y20 \
 	VPSUBW Y19, Y20, Y19 \
-	Q6KHALF(0, 128, Z0, Z1) \
-	Q6KHALF(64, 160, Z2, Z3)
+	Q6KHALF(b, 0, 128, Z0, Z1) \
+	Q6KHALF(b, 64, 160, Z2, Z3)
 
-// Q6KHALF: 128 elements from the 64 ql bytes at qo(SI) and the 32 qh
-// bytes at ho(SI) into the chunks lo and hi.
-#define Q6KHALF(qo, ho, lo, hi) \
-	VMOVDQU64 qo(SI), Z16 \
-	VBROADCASTI64X4 ho(SI), Z17 \
+// Q6KHALF: 128 elements from the 64 ql bytes at qo(b) and the 32 qh
+// bytes at ho(b) into the chunks lo and hi.
+#define Q6KHALF(b, qo, ho, lo, hi) \
+	VMOVDQU64 qo(b), Z16 \
+	VBROADCASTI64X4 ho(b), Z17 \
 	VPSLLVW Z25, Z17, lo \
 	VPANDD Z30, lo, lo \
 	VPTERNLOGD $0xf8, Z31, Z16, lo \
@@ -435,7 +433,7 @@ TEXT ·q6KDot4AVX512(SB), NOSPLIT, $0-48
 	KCONSTS6
 	VXORPS X15, X15, X15
 q6k4loop:
-	Q6KW
+	Q6KW(SI)
 	Q6KROW(R8, Z8, Y8)
 	Q6KROW(R9, Z9, Y9)
 	Q6KROW(R10, Z10, Y10)
@@ -455,15 +453,15 @@ q6k4loop:
 	VZEROUPPER
 	RET
 
-// func q6KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q6KDot1AVX512(SB), NOSPLIT, $0-32
+// func q6KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q6KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
 	KCONSTS6
 	VXORPS X15, X15, X15
 q6k1loop:
-	Q6KW
+	Q6KW(SI)
 	Q6KROW(R8, Z8, Y8)
 	HSUM2(Y8, Y8)
 	VMOVSS (R8), X20
@@ -472,8 +470,7 @@ q6k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q6k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X15, (DI)
+	VMOVSS X15, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -576,8 +573,8 @@ q2k4loop:
 	VZEROUPPER
 	RET
 
-// func q2KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q2KDot1AVX512(SB), NOSPLIT, $0-32
+// func q2KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q2KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -593,8 +590,7 @@ q2k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q2k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X24, (DI)
+	VMOVSS X24, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -626,8 +622,8 @@ q3k4loop:
 	VZEROUPPER
 	RET
 
-// func q3KDot1AVX512(w *byte, y *byte, nb int, dst *float32)
-TEXT ·q3KDot1AVX512(SB), NOSPLIT, $0-32
+// func q3KDot1AVX512(w *byte, y *byte, nb int) float32
+TEXT ·q3KDot1AVX512(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ y+8(FP), R8
 	MOVQ nb+16(FP), CX
@@ -643,7 +639,6 @@ q3k1loop:
 	ADDQ $292, R8
 	DECQ CX
 	JNZ q3k1loop
-	MOVQ dst+24(FP), DI
-	VMOVSS X15, (DI)
+	VMOVSS X15, ret+24(FP)
 	VZEROUPPER
 	RET

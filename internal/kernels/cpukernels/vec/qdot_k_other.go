@@ -2,10 +2,6 @@
 
 package vec
 
-func dotQ2_KBest(w, y []byte, nb int) float32 { return dotQ2_K(w, y, nb) }
-
-func dotQ3_KBest(w, y []byte, nb int) float32 { return dotQ3_K(w, y, nb) }
-
 func lowKSIMD() bool { return false }
 
 func dotQ4_KBest(w, y []byte, nb int) float32 { return dotQ4_K(w, y, nb) }
