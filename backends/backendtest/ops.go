@@ -134,6 +134,8 @@ func (b *caseBuilder) fill(x *runtime.Tensor, gen func(i int) float32) *runtime.
 		for i, v := range vals {
 			binary.LittleEndian.PutUint32(buf[4*i:], uint32(int32(v)))
 		}
+	} else if !cpukernels.CanQuantize(x.Type) {
+		gridBlocks(b.rng, x.Type, buf)
 	} else if err := cpukernels.FromFloat(x.Type, vals, buf); err != nil {
 		b.Fail(err)
 		return nil

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"fmt"
 
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -22,12 +23,17 @@ func typeCases(reduced bool) []opCase {
 		cs = append(cs, opCase{name: name, nmse: NMSEQuant, build: build})
 	}
 	types := []runtime.Type{runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_1,
-		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeQ8_K}
+		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeQ8_K,
+		runtime.TypeIQ4_NL, runtime.TypeIQ4_XS, runtime.TypeTQ1_0, runtime.TypeTQ2_0, runtime.TypeMXFP4,
+		runtime.TypeNVFP4, runtime.TypeQ1_0, runtime.TypeQ2_0}
+	types = append(types, gridTypes...)
 	for _, typ := range types {
 		k := max(64, typ.BlockSize()) // at least two blocks of 32 per row
-		add(false, fmt.Sprintf("CPY_f32_%s", typ), func(b *caseBuilder) *runtime.Tensor {
-			return b.Cpy(b.in(f32, k, 3, 2), b.in(typ, k, 3, 2))
-		})
+		if cpukernels.CanQuantize(typ) {
+			add(false, fmt.Sprintf("CPY_f32_%s", typ), func(b *caseBuilder) *runtime.Tensor {
+				return b.Cpy(b.in(f32, k, 3, 2), b.in(typ, k, 3, 2))
+			})
+		}
 		add(false, fmt.Sprintf("CPY_%s_f32", typ), func(b *caseBuilder) *runtime.Tensor {
 			return b.Cpy(b.in(typ, k, 3, 2), b.in(f32, k, 3, 2))
 		})

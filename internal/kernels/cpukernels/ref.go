@@ -494,7 +494,8 @@ func (k *kernel) storeRow(row []float32, do uint64) error {
 	t := k.t
 	if t.Type.IsQuantized() {
 		n := t.Type.RowSize(int64(len(row)))
-		if err := FromFloat(t.Type, row, k.dst[do:do+n]); err != nil {
+		// ggml's CPU ops write through the CPU type traits' from_float.
+		if err := FromFloatCPU(t.Type, row, k.dst[do:do+n]); err != nil {
 			return fmt.Errorf("tensor %s: %w", t, err)
 		}
 		return nil

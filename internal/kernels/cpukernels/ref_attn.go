@@ -20,8 +20,9 @@ func unsupportedAttn(t *runtime.Tensor) (why string, ok bool) {
 		if why := srcOK(t, 3); why != "" {
 			return why, true
 		}
-		if t.Type != f32 || q.Type != f32 || !IsFloat(k.Type) || !IsFloat(v.Type) {
-			return "want f32 q and result, f32/f16/bf16 k and v", true
+		if t.Type != f32 || q.Type != f32 || !IsRowType(k.Type) || !IsRowType(v.Type) ||
+			k.Ne[0]%k.Type.BlockSize() != 0 || v.Ne[0]%v.Type.BlockSize() != 0 {
+			return "want f32 q and result, k and v of a row type in whole blocks", true
 		}
 		if !q.IsContiguousRows() || !k.IsContiguousRows() || !v.IsContiguousRows() {
 			return "q, k and v rows must be dense", true
@@ -80,20 +81,16 @@ func (k *kernel) flashAttn(r0, r1 int64) error {
 	}
 	dk, dv, nkv := q.Ne[0], v.Ne[0], kt.Ne[1]
 	qrow := make([]float32, dk)
-	qb := make([]byte, kt.Type.RowSize(dk))
 	krow := make([]float32, dk)
 	vrow := make([]float32, dv)
 	acc := make([]float32, dv)
 	for r := r0; r < r1; r++ {
 		iq1, iq2, iq3 := rowCoords(q.Ne, r)
 		loadRow(q, k.src[0], iq1, iq2, iq3, qrow)
-		if kt.Type != runtime.TypeF32 { // ggml converts q to k's vec_dot type
-			if err := FromFloat(kt.Type, qrow, qb); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
-			if err := ToFloat(kt.Type, qb, qrow); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
+		// ggml converts q to k's vec_dot type with the CPU's quantizer
+		// (q8_0 for q4_0 and q8_0 keys, f16 for f16 keys).
+		if err := RoundActivations(kt.Type, qrow); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
 		}
 		slope := AlibiSlope(maxBias, iq2, q.Ne[2])
 		ik2, ik3 := iq2/(q.Ne[2]/kt.Ne[2]), iq3/(q.Ne[3]/kt.Ne[3])
