@@ -25,6 +25,9 @@ func unsupported2(t *runtime.Tensor) string {
 	if why, ok := unsupported4(t); ok {
 		return why
 	}
+	if why, ok := unsupportedSeq(t); ok {
+		return why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	f32 := runtime.TypeF32
 	switch t.Op {
@@ -127,13 +130,16 @@ func unsupported2(t *runtime.Tensor) string {
 
 // ownSplit reports whether op splits its work across parts in its own
 // way rather than by result rows.
-func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows || wholeOp(op) }
+func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows || wholeOp(op) || seqOp(op) }
 
 // computeOwnSplit runs part ith of nth of the ops ownSplit names.
 func (k *kernel) computeOwnSplit(ith, nth int) error {
 	switch k.t.Op {
 	case runtime.OpSetRows:
 		return k.setRows(ith, nth)
+	}
+	if seqOp(k.t.Op) {
+		return k.computeSeq(ith, nth)
 	}
 	if wholeOp(k.t.Op) {
 		if ith != 0 {
