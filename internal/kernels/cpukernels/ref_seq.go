@@ -16,7 +16,8 @@ import (
 // own unit (heads, columns, tokens) across the parts of a Compute
 // (seqOp); every unit writes result elements no other unit writes.
 
-// seqOp reports whether op is one of this file's ops.
+// seqOp reports whether op is one of this file's ops or a custom op
+// (ref_custom.go).
 func seqOp(op runtime.Op) bool {
 	switch op {
 	case runtime.OpSolveTri, runtime.OpSsmScan, runtime.OpRwkvWkv6, runtime.OpRwkvWkv7,
@@ -24,7 +25,7 @@ func seqOp(op runtime.Op) bool {
 		runtime.OpDsv4HcComb, runtime.OpDsv4HcPre, runtime.OpDsv4HcPost:
 		return true
 	}
-	return false
+	return op.IsCustom()
 }
 
 // seqLoad reads the float32 at byte off of b.
@@ -73,6 +74,9 @@ func seqDense(ts ...*runtime.Tensor) bool {
 func unsupportedSeq(t *runtime.Tensor) (why string, ok bool) {
 	if !seqOp(t.Op) {
 		return "", false
+	}
+	if t.Op.IsCustom() {
+		return unsupportedCustom(t)
 	}
 	if why := seqShape(t); why != "" {
 		return why, true
@@ -129,6 +133,8 @@ func (k *kernel) computeSeq(ith, nth int) error {
 		k.hcPre(ith, nth)
 	case runtime.OpDsv4HcPost:
 		k.hcPost(ith, nth)
+	default:
+		return k.computeCustom(ith, nth)
 	}
 	return nil
 }
@@ -494,21 +500,54 @@ func (k *kernel) gatedDeltaNet(ith, nth int) {
 }
 
 // seqDot is Σ a[i]·b[i] in float32 with eight partial sums, the shape of
-// ggml's AVX vec_dot_f32.
+// ggml's AVX vec_dot_f32. b must be at least as long as a.
 func seqDot(a, b []float32) float32 {
-	var s [8]float32
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	n := len(a) &^ 7
 	for i := 0; i < n; i += 8 {
-		for j := 0; j < 8; j++ {
-			s[j] += a[i+j] * b[i+j]
-		}
+		x, y := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s4 += x[4] * y[4]
+		s5 += x[5] * y[5]
+		s6 += x[6] * y[6]
+		s7 += x[7] * y[7]
 	}
-	sum := ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
+	sum := ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
 	for i := n; i < len(a); i++ {
 		sum += a[i] * b[i]
 	}
 	return sum
 }
+
+// iq4nlValues are the 16 levels of ggml's iq4_nl (kvalues_iq4nl).
+var iq4nlValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// dequantIQ4NL converts iq4_nl blocks (an f16 scale and 32 4-bit indices
+// into iq4nlValues; low nibbles are elements 0..15, high ones 16..31) to
+// float32. len(dst) must be a multiple of 32.
+func dequantIQ4NL(src []byte, dst []float32) error {
+	const bs = 2 + 16
+	if len(dst)%32 != 0 || len(src) < len(dst)/32*bs {
+		return fmt.Errorf("iq4_nl row of %d elements in %d bytes: %w", len(dst), len(src), runtime.ErrOutOfBounds)
+	}
+	for b := 0; b < len(dst)/32; b++ {
+		blk, y := src[b*bs:(b+1)*bs], dst[b*32:(b+1)*32]
+		d := F16ToF32(binary.LittleEndian.Uint16(blk))
+		for j, q := range blk[2:] {
+			y[j] = d * float32(iq4nlValues[q&0xf])
+			y[j+16] = d * float32(iq4nlValues[q>>4])
+		}
+	}
+	return nil
+}
+
+// seqRowType reports whether LIGHTNING_INDEXER converts keys of typ:
+// IsRowType's types and iq4_nl.
+func seqRowType(typ runtime.Type) bool { return IsRowType(typ) || typ == runtime.TypeIQ4_NL }
 
 // lightningShape checks LIGHTNING_INDEXER: q f32 {D, n_head, n_tok, ns},
 // k {D, 1, n_kv, ns} of a row type, weights f32 {n_head, n_tok, 1, ns},
@@ -519,7 +558,7 @@ func lightningShape(t *runtime.Tensor) string {
 	if why := seqF32(t, q, w); why != "" {
 		return why
 	}
-	if kt == nil || m == nil || m.Type != runtime.TypeF16 || !IsRowType(kt.Type) {
+	if kt == nil || m == nil || m.Type != runtime.TypeF16 || !seqRowType(kt.Type) {
 		return "want a float or quantized k and an f16 mask"
 	}
 	switch {
@@ -539,32 +578,46 @@ func lightningShape(t *runtime.Tensor) string {
 
 // lightningIndexer scores every key for every token, keys split across
 // parts: out[ik, t, s] = Σ_h max(q[:, h, t, s]·k[:, ik, s], 0)·w[h, t, s]
-// + mask[ik, t, s mod nm].
+// + mask[ik, t, s mod nm]. Keys are converted to float32 once, in blocks.
 func (k *kernel) lightningIndexer(ith, nth int) error {
+	const blk = 32
 	t, q, kt, w, m := k.t, k.t.Src[0], k.t.Src[1], k.t.Src[2], k.t.Src[3]
-	D, nh, ntok, ns, nkv := q.Ne[0], q.Ne[1], q.Ne[2], q.Ne[3], kt.Ne[2]
-	r0, r1 := RowRange(nkv, ith, nth)
-	krow, qrow := make([]float32, D), make([]float32, D)
-	qs := make([]float32, nh*D)
-	wv := make([]float32, nh)
+	D, nh, ntok, ns := q.Ne[0], q.Ne[1], q.Ne[2], q.Ne[3]
+	r0, r1 := RowRange(kt.Ne[2], ith, nth)
+	kbuf, qs, wv := make([]float32, blk*D), make([]float32, nh*D), make([]float32, nh)
+	rowBytes := kt.Type.RowSize(D)
 	for s := int64(0); s < ns; s++ {
-		for tt := int64(0); tt < ntok; tt++ {
-			for h := int64(0); h < nh; h++ {
-				seqLoadVec(k.src[0], off3(q.Nb, h, tt, s), 4, qrow)
-				copy(qs[h*D:], qrow)
-			}
-			seqLoadVec(k.src[2], off3(w.Nb, tt, 0, s), 4, wv)
-			mo := off3(m.Nb, tt, 0, s%m.Ne[3])
-			for ik := r0; ik < r1; ik++ {
-				if err := loadRow(kt, k.src[1], 0, ik, s, krow); err != nil {
+		for kb := r0; kb < r1; kb += blk {
+			n := min(blk, r1-kb)
+			for j := int64(0); j < n; j++ {
+				ko := off3(kt.Nb, 0, kb+j, s)
+				row, src := kbuf[j*D:(j+1)*D], k.src[1][ko:ko+rowBytes]
+				var err error
+				if kt.Type == runtime.TypeIQ4_NL {
+					err = dequantIQ4NL(src, row)
+				} else {
+					err = ToFloat(kt.Type, src, row)
+				}
+				if err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
 				}
-				var score float32
+			}
+			for tt := int64(0); tt < ntok; tt++ {
 				for h := int64(0); h < nh; h++ {
-					score += max(seqDot(qs[h*D:(h+1)*D], krow), 0) * wv[h]
+					seqLoadVec(k.src[0], off3(q.Nb, h, tt, s), 4, qs[h*D:(h+1)*D])
 				}
-				mv := F16ToF32(binary.LittleEndian.Uint16(k.src[3][mo+uint64(ik)*2:]))
-				seqStore(k.dst, uint64(ik)*t.Nb[0]+off3(t.Nb, tt, 0, s), score+mv)
+				seqLoadVec(k.src[2], off3(w.Nb, tt, 0, s), 4, wv)
+				mo, do := off3(m.Nb, tt, 0, s%m.Ne[3]), off3(t.Nb, tt, 0, s)
+				for j := int64(0); j < n; j++ {
+					krow := kbuf[j*D : (j+1)*D]
+					var score float32
+					for h := int64(0); h < nh; h++ {
+						score += max(seqDot(qs[h*D:(h+1)*D], krow), 0) * wv[h]
+					}
+					ik := uint64(kb + j)
+					mv := F16ToF32(binary.LittleEndian.Uint16(k.src[3][mo+ik*2:]))
+					seqStore(k.dst, do+ik*t.Nb[0], score+mv)
+				}
 			}
 		}
 	}
