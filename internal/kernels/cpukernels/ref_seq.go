@@ -526,10 +526,10 @@ func seqDot(a, b []float32) float32 {
 // iq4nlValues are the 16 levels of ggml's iq4_nl (kvalues_iq4nl).
 var iq4nlValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
-// dequantIQ4NL converts iq4_nl blocks (an f16 scale and 32 4-bit indices
+// DequantizeRowIQ4NL converts iq4_nl blocks (an f16 scale and 32 4-bit indices
 // into iq4nlValues; low nibbles are elements 0..15, high ones 16..31) to
 // float32. len(dst) must be a multiple of 32.
-func dequantIQ4NL(src []byte, dst []float32) error {
+func DequantizeRowIQ4NL(src []byte, dst []float32) error {
 	const bs = 2 + 16
 	if len(dst)%32 != 0 || len(src) < len(dst)/32*bs {
 		return fmt.Errorf("iq4_nl row of %d elements in %d bytes: %w", len(dst), len(src), runtime.ErrOutOfBounds)
@@ -594,7 +594,7 @@ func (k *kernel) lightningIndexer(ith, nth int) error {
 				row, src := kbuf[j*D:(j+1)*D], k.src[1][ko:ko+rowBytes]
 				var err error
 				if kt.Type == runtime.TypeIQ4_NL {
-					err = dequantIQ4NL(src, row)
+					err = DequantizeRowIQ4NL(src, row)
 				} else {
 					err = ToFloat(kt.Type, src, row)
 				}

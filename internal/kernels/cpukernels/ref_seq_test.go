@@ -160,13 +160,13 @@ func TestDequantIQ4NL(t *testing.T) {
 	blk[0], blk[1] = 0x00, 0x38 // f16 0.5
 	blk[2] = 0xF0               // element 0: level 0, element 16: level 15
 	y := make([]float32, 32)
-	if err := dequantIQ4NL(blk, y); err != nil {
+	if err := DequantizeRowIQ4NL(blk, y); err != nil {
 		t.Fatal(err)
 	}
 	if y[0] != -63.5 || y[16] != 56.5 || y[1] != -63.5 {
 		t.Fatalf("got %v", y)
 	}
-	if err := dequantIQ4NL(blk[:10], y); !errors.Is(err, runtime.ErrOutOfBounds) {
+	if err := DequantizeRowIQ4NL(blk[:10], y); !errors.Is(err, runtime.ErrOutOfBounds) {
 		t.Fatalf("short block: %v", err)
 	}
 }
