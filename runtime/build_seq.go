@@ -255,9 +255,13 @@ func (c *Context) LightningIndexer(q, k, weights, mask *Tensor) *Tensor {
 
 // seqHcOf returns hc with (2+hc)·hc = n, or 0.
 func seqHcOf(n int64) int64 {
-	for i := int64(1); i*i+2*i <= n; i++ {
-		if (2+i)*i == n {
-			return i
+	if n < 3 || n > 1<<60 {
+		return 0
+	}
+	r := int64(math.Sqrt(float64(n + 1))) // (hc+1)² = n+1
+	for hc := max(r-2, 1); hc <= r; hc++ {
+		if (2+hc)*hc == n {
+			return hc
 		}
 	}
 	return 0

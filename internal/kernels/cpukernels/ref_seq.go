@@ -46,6 +46,19 @@ func seqLoadVec(b []byte, off, stride uint64, dst []float32) {
 	}
 }
 
+// seqMul multiplies element counts; ok is false on overflow (shapes a
+// peer sends can make the product wrap) or a negative factor.
+func seqMul(vs ...int64) (p int64, ok bool) {
+	p = 1
+	for _, v := range vs {
+		if v < 0 || (v != 0 && p > math.MaxInt64/v) {
+			return 0, false
+		}
+		p *= v
+	}
+	return p, true
+}
+
 // seqF32 checks that every tensor given is present and f32.
 func seqF32(ts ...*runtime.Tensor) string {
 	for i, s := range ts {
@@ -192,7 +205,9 @@ func ssmScanShape(t *runtime.Tensor) string {
 		return "ids must hold one entry per sequence"
 	case kk < 1 || (a.Ne[0] != 1 && kk != 1):
 		return fmt.Sprintf("K = %d (K > 1 needs scalar A)", kk)
-	case t.Ne != [4]int64{x.Nelements() + kk*nc*nr*nh*ns, 1, 1, 1}:
+	}
+	if states, ok := seqMul(kk, nc, nr, nh, ns); !ok || states > math.MaxInt64-x.Nelements() ||
+		t.Ne != [4]int64{x.Nelements() + states, 1, 1, 1} {
 		return "result must be 1-d with x's elements and K states"
 	}
 	return ""
@@ -292,10 +307,10 @@ func rwkvShape(t *runtime.Tensor) string {
 		return "time_first must hold S·H contiguous elements"
 	}
 	ns := state.Ne[1]
-	if ns < 1 || state.Nelements() != S*S*H*ns || T%ns != 0 {
+	if n, ok := seqMul(S, S, H, ns); !ok || ns < 1 || state.Nelements() != n || T%ns != 0 {
 		return "state must hold S·S·H·n_seqs elements, T a multiple of n_seqs"
 	}
-	if t.Ne != [4]int64{S * H, T + S*ns, 1, 1} {
+	if t.Ne != [4]int64{S * H, T + S*ns, 1, 1} { // S·S·H·ns did not overflow
 		return "result must be {S·H, T + S·n_seqs}"
 	}
 	return ""
@@ -420,7 +435,8 @@ func gdnShape(t *runtime.Tensor) string {
 		return "state must be {S, S, H, n_seqs}"
 	case K < 1:
 		return fmt.Sprintf("K = %d", K)
-	case t.Ne != [4]int64{S * H, T*N + K*S*N, 1, 1}:
+	}
+	if snaps, ok := seqMul(K, S, N); !ok || snaps > math.MaxInt64-T*N || t.Ne != [4]int64{S * H, T*N + snaps, 1, 1} {
 		return "result must be {S·H, T·n_seqs + K·S·n_seqs}"
 	}
 	return ""
@@ -678,9 +694,13 @@ func hcShape(t *runtime.Tensor) string {
 
 // hcOfMixDim returns hc with (2+hc)·hc = n, or 0.
 func hcOfMixDim(n int64) int64 {
-	for i := int64(1); i*i+2*i <= n; i++ {
-		if (2+i)*i == n {
-			return i
+	if n < 3 || n > 1<<60 {
+		return 0
+	}
+	r := int64(math.Sqrt(float64(n + 1))) // (hc+1)² = n+1
+	for hc := max(r-2, 1); hc <= r; hc++ {
+		if (2+hc)*hc == n {
+			return hc
 		}
 	}
 	return 0
