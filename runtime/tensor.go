@@ -71,6 +71,10 @@ type Tensor struct {
 	Preallocated bool
 	// Extra holds per-tensor backend data attached by Buffer.InitTensor.
 	Extra any
+	// Custom is the Go function of a MAP_CUSTOM1/2/3 or CUSTOM node (see
+	// Context.MapCustom1); nil elsewhere, and on nodes that came over RPC
+	// or from graph JSON, which cannot carry functions.
+	Custom *CustomOp
 }
 
 // IsView reports whether t shares another tensor's memory.

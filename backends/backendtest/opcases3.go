@@ -131,5 +131,5 @@ func opCases3(reduced bool) []opCase {
 		w.SetFlag(runtime.FlagParam)
 		return b.OptStepSgd(w, b.in(f32, 33, 5), b.fill(b.NewTensor(f32, 2), func(i int) float32 { return []float32{0.1, 0.01}[i] }))
 	})
-	return cs
+	return append(cs, opCasesSeq(reduced)...)
 }

@@ -129,9 +129,12 @@ func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
 }
 
 // SupportsOp claims every op and type the protocol can carry (the protocol
-// has no op query; ggml's client claims them all too), narrowed by
-// Options.SupportsOp.
+// has no op query; ggml's client claims them all too) except custom ops,
+// whose Go functions cannot travel, narrowed by Options.SupportsOp.
 func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
+	if t.Op.IsCustom() { // a Go function cannot travel; the server would refuse it
+		return false
+	}
 	if _, ok := b.c.tab.WireOp(t.Op); !ok {
 		return false
 	}

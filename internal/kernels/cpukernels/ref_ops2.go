@@ -28,6 +28,9 @@ func unsupported2(t *runtime.Tensor) string {
 	if why, ok := unsupported4(t); ok {
 		return why
 	}
+	if why, ok := unsupportedSeq(t); ok {
+		return why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	f32 := runtime.TypeF32
 	switch t.Op {
@@ -130,7 +133,9 @@ func unsupported2(t *runtime.Tensor) string {
 
 // ownSplit reports whether op splits its work across parts in its own
 // way rather than by result rows.
-func ownSplit(op runtime.Op) bool { return op == runtime.OpSetRows || wholeOp(op) || convOwnSplit(op) }
+func ownSplit(op runtime.Op) bool {
+	return op == runtime.OpSetRows || wholeOp(op) || convOwnSplit(op) || seqOp(op)
+}
 
 // computeOwnSplit runs part ith of nth of the ops ownSplit names.
 func (k *kernel) computeOwnSplit(ith, nth int) error {
@@ -140,6 +145,9 @@ func (k *kernel) computeOwnSplit(ith, nth int) error {
 	}
 	if convOwnSplit(k.t.Op) {
 		return k.computeConvSplit(ith, nth)
+	}
+	if seqOp(k.t.Op) {
+		return k.computeSeq(ith, nth)
 	}
 	if wholeOp(k.t.Op) {
 		if ith != 0 {
