@@ -36,11 +36,8 @@ func unsupported2(t *runtime.Tensor) string {
 		if g < 0 || g >= runtime.GluCount {
 			return fmt.Sprintf("glu function %d", int32(g))
 		}
-		if (s0.Type != f32 && s0.Type != runtime.TypeF16) || t.Type != s0.Type {
-			return "want f32 or f16 source and result of one type"
-		}
-		if (g == runtime.GluSwigluOai || g == runtime.GluSwigluClamp) && s0.Type != f32 {
-			return fmt.Sprintf("%s of %s", g, s0.Type)
+		if !IsFloat(s0.Type) || t.Type != s0.Type {
+			return "want f32, f16 or bf16 source and result of one type"
 		}
 		nc := s0.Ne[0] / 2
 		if s1 != nil {
