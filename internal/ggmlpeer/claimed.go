@@ -9,7 +9,7 @@ package ggmlpeer
 // docs/ggml-conformance.md (an op cut short by the time limit is not claimed).
 var Claimed = map[string][]string{
 	"cpu": {
-		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "CONT", "COS",
+		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "CONCAT", "CONT", "COS",
 		"COUNT_EQUAL", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM", "DIAG",
 		"DIAG_MASK_INF", "DIV", "DUP", "ELU", "EXP", "EXPM1", "FILL", "FLOOR", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF",
 		"GELU_QUICK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "L2_NORM", "LEAKY_RELU", "LOG",

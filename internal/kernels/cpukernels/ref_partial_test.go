@@ -53,3 +53,95 @@ func TestGluHalfTypes(t *testing.T) {
 		}, []float32{bf(silu(4) * -4), bf(silu(-1) * 0.5)}, 1e-6},
 	})
 }
+
+// runBytes computes the graph of build's result with nth parts and
+// returns the result's bytes.
+func runBytes(t *testing.T, nth int, build func(c *runtime.Context, m HostMem) *runtime.Tensor) []byte {
+	t.Helper()
+	c := runtime.NewContext()
+	m := HostMem{}
+	out := build(c, m)
+	if c.Err() != nil {
+		t.Fatal(c.Err())
+	}
+	g := runtime.NewGraph()
+	if err := g.BuildForwardExpand(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range g.Leafs() {
+		m.Alloc(l)
+	}
+	for _, n := range g.Nodes() {
+		m.Alloc(n)
+		for i := 0; i < nth; i++ {
+			if err := Compute(n, m.Mem, i, nth); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b, err := m.Mem(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:out.NBytes()]
+}
+
+// TestConcatBlockTypes joins q8_0 tensors along each dimension: blocks
+// move whole, as in ggml's concat of any type. The values are exact in
+// q8_0 (scale 1).
+func TestConcatBlockTypes(t *testing.T) {
+	q8 := runtime.TypeQ8_0
+	a, b := make([]float32, 64), make([]float32, 64)
+	for i := range a {
+		sign := float32(1 - 2*(i/32)) // each block's amax is 127
+		a[i], b[i] = sign*float32(127-4*(i%32)), sign*float32(-127+2*(i%32))
+	}
+	tests := []struct {
+		name string
+		dim  int
+		ne   [2]int64 // of each source
+		want []float32
+	}{
+		{"dim 0", 0, [2]int64{32, 2}, append(append(append([]float32{}, a[:32]...), b[:32]...), append(a[32:], b[32:]...)...)},
+		{"dim 1", 1, [2]int64{32, 2}, append(append([]float32{}, a...), b...)},
+		{"dim 2", 2, [2]int64{64, 1}, append(append([]float32{}, a...), b...)},
+	}
+	for _, tc := range tests {
+		for _, nth := range []int{1, 3} {
+			t.Run(tc.name, func(t *testing.T) {
+				got := run(t, nth, func(c *runtime.Context, m HostMem) *runtime.Tensor {
+					x := set(t, m, c.NewTensor(q8, tc.ne[0], tc.ne[1]), a)
+					y := set(t, m, c.NewTensor(q8, tc.ne[0], tc.ne[1]), b)
+					return c.Concat(x, y, tc.dim)
+				})
+				if !near(got, tc.want, 0) {
+					t.Fatalf("nth %d: got %v, want %v", nth, got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestCpySameBlockType copies rows of block types the kernels cannot
+// convert (no codec): same-type copies move the blocks' bytes, as ggml's.
+func TestCpySameBlockType(t *testing.T) {
+	for _, typ := range []runtime.Type{runtime.TypeIQ4_NL, runtime.TypeTQ1_0, runtime.TypeQ8_0} {
+		for _, nth := range []int{1, 2} {
+			t.Run(typ.String(), func(t *testing.T) {
+				var src []byte
+				got := runBytes(t, nth, func(c *runtime.Context, m HostMem) *runtime.Tensor {
+					bs := typ.BlockSize()
+					x := c.NewTensor(typ, 2*bs, 3)
+					src = m.Alloc(x)
+					for i := range src {
+						src[i] = byte(i*7 + 1)
+					}
+					return c.Cpy(x, c.NewTensor(typ, 2*bs, 3))
+				})
+				if string(got) != string(src) {
+					t.Fatalf("nth %d: copy differs from its source", nth)
+				}
+			})
+		}
+	}
+}
