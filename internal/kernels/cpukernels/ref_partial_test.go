@@ -58,27 +58,7 @@ func TestGluHalfTypes(t *testing.T) {
 // returns the result's bytes.
 func runBytes(t *testing.T, nth int, build func(c *runtime.Context, m HostMem) *runtime.Tensor) []byte {
 	t.Helper()
-	c := runtime.NewContext()
-	m := HostMem{}
-	out := build(c, m)
-	if c.Err() != nil {
-		t.Fatal(c.Err())
-	}
-	g := runtime.NewGraph()
-	if err := g.BuildForwardExpand(out); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range g.Leafs() {
-		m.Alloc(l)
-	}
-	for _, n := range g.Nodes() {
-		m.Alloc(n)
-		for i := 0; i < nth; i++ {
-			if err := Compute(n, m.Mem, i, nth); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	m, out := computeNth(t, nth, build)
 	b, err := m.Mem(out)
 	if err != nil {
 		t.Fatal(err)
