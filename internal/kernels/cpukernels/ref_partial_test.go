@@ -125,3 +125,21 @@ func TestCpySameBlockType(t *testing.T) {
 		}
 	}
 }
+
+// TestSumRowsAsGgml sums as ggml's SUM: row by row, each row read as ne0
+// adjacent elements from its start, so a transposed source sums
+// overlapping windows of its memory (1+2, 2+3, 3+4 of 1..6 below).
+func TestSumRowsAsGgml(t *testing.T) {
+	f32, f16 := runtime.TypeF32, runtime.TypeF16
+	runPartial(t, []partialCase{
+		{"dense f32", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Sum(set(t, m, c.NewTensor(f32, 3, 2), []float32{1, 2, 3, 4, 5, 6}))
+		}, []float32{21}, 0},
+		{"transposed f32", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Sum(c.Permute(set(t, m, c.NewTensor(f32, 3, 2), []float32{1, 2, 3, 4, 5, 6}), 1, 0, 2, 3))
+		}, []float32{15}, 0},
+		{"transposed f16", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Sum(c.Permute(set(t, m, c.NewTensor(f16, 3, 2), []float32{1, 2, 3, 4, 5, 6}), 1, 0, 2, 3))
+		}, []float32{15}, 0},
+	})
+}
