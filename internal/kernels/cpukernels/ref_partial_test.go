@@ -143,3 +143,25 @@ func TestSumRowsAsGgml(t *testing.T) {
 		}, []float32{15}, 0},
 	})
 }
+
+// TestOutProdQuantized multiplies a q8_0 a (values exact in q8_0) with
+// an f32 b: each row of a is dequantized, as ggml's out_prod_q_f32.
+func TestOutProdQuantized(t *testing.T) {
+	a := make([]float32, 64)
+	for i := range a {
+		a[i] = float32(127 - 3*(i%32))
+	}
+	bv := []float32{1, 2, 3, 0.5, -1, 4} // b[i1 + 3k]
+	want := make([]float32, 96)
+	for i1 := range 3 {
+		for i0 := range 32 {
+			want[i1*32+i0] = a[i0]*bv[i1] + a[32+i0]*bv[3+i1]
+		}
+	}
+	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_1} {
+		runPartial(t, []partialCase{{"out_prod " + typ.String(), func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			x := set(t, m, c.NewTensor(typ, 32, 2), a)
+			return c.OutProd(x, set(t, m, c.NewTensor(runtime.TypeF32, 3, 2), bv))
+		}, want, map[runtime.Type]float64{runtime.TypeQ8_0: 0, runtime.TypeQ4_1: 0.1}[typ]}})
+	}
+}
