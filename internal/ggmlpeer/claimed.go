@@ -17,7 +17,7 @@ var Claimed = map[string][]string{
 		"POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE_BACK",
 		"ROUND", "SCALE", "SET", "SGN", "SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX",
 		"SOFT_MAX_BACK", "SQR", "SQRT", "SSM_CONV", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH",
-		"TIMESTEP_EMBEDDING", "TOP_K", "TRI", "TRUNC", "XIELU",
+		"TIMESTEP_EMBEDDING", "TOP_K", "TRI", "TRUNC", "UPSCALE", "XIELU",
 	},
 	"opengl": {
 		"ABS", "ADD", "CLAMP", "CONT", "DIAG_MASK_INF", "DIV", "EXP", "GELU", "LOG", "MEAN",
