@@ -228,8 +228,11 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 // handing rows to other workers costs more than it saves.
 func (b *Backend) threadsFor(n *runtime.Tensor) int {
 	work := n.Nelements()
-	if n.Op == runtime.OpMulMat {
+	switch n.Op {
+	case runtime.OpMulMat:
 		work *= n.Src[0].Ne[0]
+	case runtime.OpFlashAttnExt: // each result element reads every key
+		work *= n.Src[1].Ne[1]
 	}
 	return b.threadsForWork(work)
 }

@@ -26,6 +26,8 @@ func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth 
 		return getRowsFloatKernel(t, dst, src[0], src[1])
 	case runtime.OpRope:
 		return ropeKernel(t, dst, src[0], src[1])
+	case runtime.OpFlashAttnExt:
+		return flashAttnKernel(t, dst, src) // fast_attn.go
 	}
 	return nil
 }

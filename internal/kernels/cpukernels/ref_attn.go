@@ -20,8 +20,8 @@ func unsupportedAttn(t *runtime.Tensor) (why string, ok bool) {
 		if why := srcOK(t, 3); why != "" {
 			return why, true
 		}
-		if t.Type != f32 || q.Type != f32 || !IsFloat(k.Type) || !IsFloat(v.Type) {
-			return "want f32 q and result, f32/f16/bf16 k and v", true
+		if t.Type != f32 || q.Type != f32 || !IsRowType(k.Type) || !IsRowType(v.Type) {
+			return "want f32 q and result, k and v of row types", true
 		}
 		if !q.IsContiguousRows() || !k.IsContiguousRows() || !v.IsContiguousRows() {
 			return "q, k and v rows must be dense", true
@@ -65,13 +65,14 @@ func unsupportedAttn(t *runtime.Tensor) (why string, ok bool) {
 
 // flashAttn computes FLASH_ATTN_EXT for q rows [r0, r1) (row r is q row
 // (i1, i2, i3) = (token, head, sequence)) as ggml's CPU kernel does: q is
-// rounded to k's type for the dot products, each score is scaled (by
-// scale/softcap, then softcap·tanh when a softcap is set) and gets the
-// slope-weighted mask, and an online soft-max in float32 accumulates v
-// (in float32; ggml keeps an f16 accumulator for f16 v, within
-// test-backend-ops' 5e-4 bound of this). Sinks join the soft-max as one
-// more score per head. Result row (token, head, sequence) is element
-// (:, head, token, sequence).
+// rounded to k's vec_dot type for the dot products (k's own float type;
+// q8_0 or q8_1 for quantized k, whose rows are dequantized, as are v's),
+// each score is scaled (by scale/softcap, then softcap·tanh when a
+// softcap is set) and gets the slope-weighted mask, and an online
+// soft-max in float32 accumulates v (in float32; ggml keeps an f16
+// accumulator for f16 v, within test-backend-ops' 5e-4 bound of this).
+// Sinks join the soft-max as one more score per head. Result row (token,
+// head, sequence) is element (:, head, token, sequence).
 func (k *kernel) flashAttn(r0, r1 int64) error {
 	t, q, kt, v, mask, sinks := k.t, k.t.Src[0], k.t.Src[1], k.t.Src[2], k.t.Src[3], k.t.Src[4]
 	scale, maxBias, softcap := t.OpParamF32(0), t.OpParamF32(1), t.OpParamF32(2)
@@ -80,20 +81,14 @@ func (k *kernel) flashAttn(r0, r1 int64) error {
 	}
 	dk, dv, nkv := q.Ne[0], v.Ne[0], kt.Ne[1]
 	qrow := make([]float32, dk)
-	qb := make([]byte, kt.Type.RowSize(dk))
 	krow := make([]float32, dk)
 	vrow := make([]float32, dv)
 	acc := make([]float32, dv)
 	for r := r0; r < r1; r++ {
 		iq1, iq2, iq3 := rowCoords(q.Ne, r)
 		loadRow(q, k.src[0], iq1, iq2, iq3, qrow)
-		if kt.Type != runtime.TypeF32 { // ggml converts q to k's vec_dot type
-			if err := FromFloat(kt.Type, qrow, qb); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
-			if err := ToFloat(kt.Type, qb, qrow); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
+		if err := RoundActivations(kt.Type, qrow); err != nil { // ggml converts q to k's vec_dot type
+			return fmt.Errorf("tensor %s: %w", t, err)
 		}
 		slope := AlibiSlope(maxBias, iq2, q.Ne[2])
 		ik2, ik3 := iq2/(q.Ne[2]/kt.Ne[2]), iq3/(q.Ne[3]/kt.Ne[3])

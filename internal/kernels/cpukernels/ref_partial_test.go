@@ -165,3 +165,73 @@ func TestOutProdQuantized(t *testing.T) {
 		}, want, map[runtime.Type]float64{runtime.TypeQ8_0: 0, runtime.TypeQ4_1: 0.1}[typ]}})
 	}
 }
+
+// TestFlashAttnQuantizedKV checks FLASH_ATTN_EXT with q8_0 K and V
+// against the same values in f32: the values are exact in q8_0 (each
+// block's amax is 127), so rounding q to q8_0 changes nothing and the two
+// must agree.
+func TestFlashAttnQuantizedKV(t *testing.T) {
+	const d, nkv = 32, 3
+	vals := func(seed int) []float32 {
+		v := make([]float32, d*nkv)
+		for i := range v {
+			v[i] = float32((i*seed+11)%255 - 127)
+			if i%d == 0 {
+				v[i] = 127
+			}
+		}
+		return v
+	}
+	qv, kv, vv := vals(7)[:d], vals(13), vals(29)
+	build := func(typ runtime.Type) func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+		return func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			q := set(t, m, c.NewTensor(runtime.TypeF32, d, 1, 1, 1), qv)
+			k := set(t, m, c.NewTensor(typ, d, nkv, 1, 1), kv)
+			v := set(t, m, c.NewTensor(typ, d, nkv, 1, 1), vv)
+			return c.FlashAttnExt(q, k, v, nil, 1e-5, 0, 0)
+		}
+	}
+	want := run(t, 1, func(c *runtime.Context, m HostMem) *runtime.Tensor { return build(runtime.TypeF32)(t, c, m) })
+	runPartial(t, []partialCase{{"q8_0 k and v", build(runtime.TypeQ8_0), want, 1e-6}})
+}
+
+// cubicConv is the cubic convolution of p (at -1, 0, 1, 2) at x with
+// a = -0.75, in float64.
+func cubicConv(p [4]float64, x float64) float64 {
+	const a = -0.75
+	w := func(d float64) float64 {
+		d = math.Abs(d)
+		if d <= 1 {
+			return ((a+2)*d-(a+3))*d*d + 1
+		}
+		return ((a*d-5*a)*d+8*a)*d - 4*a
+	}
+	return p[0]*w(x+1) + p[1]*w(x) + p[2]*w(1-x) + p[3]*w(2-x)
+}
+
+// TestUpscaleModes checks UPSCALE's bicubic mode (against cubic
+// convolution in float64, edges clamped) and bilinear with antialias
+// (a 4→2 shrink worked by hand: triangle weights 0.75, 0.75, 0.25).
+func TestUpscaleModes(t *testing.T) {
+	f32 := runtime.TypeF32
+	src := []float32{1, 2, 4, 8}
+	var bic []float32
+	for i0 := range 8 {
+		x := (float64(i0)+0.5)/2 - 0.5
+		x0 := math.Floor(x)
+		var p [4]float64
+		for j := range p {
+			p[j] = float64(src[max(0, min(int(x0)+j-1, 3))])
+		}
+		bic = append(bic, float32(cubicConv(p, x-x0)))
+	}
+	runPartial(t, []partialCase{
+		{"bicubic 4→8", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Interpolate(set(t, m, c.NewTensor(f32, 4, 1), src), 8, 1, 1, 1, runtime.ScaleBicubic)
+		}, bic, 1e-6},
+		{"bilinear antialias 4→2", func(t *testing.T, c *runtime.Context, m HostMem) *runtime.Tensor {
+			return c.Interpolate(set(t, m, c.NewTensor(f32, 4, 1), []float32{1, 2, 3, 4}), 2, 1, 1, 1,
+				runtime.ScaleBilinear|runtime.ScaleAntialias)
+		}, []float32{3 / 1.75, 5.75 / 1.75}, 1e-6},
+	})
+}
