@@ -64,7 +64,7 @@ func unsupported(t *runtime.Tensor) string {
 				return "quantized result rows must be dense"
 			}
 			return ""
-		case s0.Type.IsQuantized() && (s0.Type == t.Type || IsRowType(s0.Type) && IsRowType(t.Type)):
+		case s0.Type.IsQuantized() && IsRowType(s0.Type) && IsRowType(t.Type):
 			if s0.Ne[0] != t.Ne[0] || !s0.IsContiguousRows() || !t.IsContiguousRows() {
 				return "copy from a quantized type needs equal, dense rows"
 			}

@@ -102,30 +102,6 @@ func TestConcatBlockTypes(t *testing.T) {
 	}
 }
 
-// TestCpySameBlockType copies rows of block types the kernels cannot
-// convert (no codec): same-type copies move the blocks' bytes, as ggml's.
-func TestCpySameBlockType(t *testing.T) {
-	for _, typ := range []runtime.Type{runtime.TypeIQ4_NL, runtime.TypeTQ1_0, runtime.TypeQ8_0} {
-		for _, nth := range []int{1, 2} {
-			t.Run(typ.String(), func(t *testing.T) {
-				var src []byte
-				got := runBytes(t, nth, func(c *runtime.Context, m HostMem) *runtime.Tensor {
-					bs := typ.BlockSize()
-					x := c.NewTensor(typ, 2*bs, 3)
-					src = m.Alloc(x)
-					for i := range src {
-						src[i] = byte(i*7 + 1)
-					}
-					return c.Cpy(x, c.NewTensor(typ, 2*bs, 3))
-				})
-				if string(got) != string(src) {
-					t.Fatalf("nth %d: copy differs from its source", nth)
-				}
-			})
-		}
-	}
-}
-
 // TestSumRowsAsGgml sums as ggml's SUM: row by row, each row read as ne0
 // adjacent elements from its start, so a transposed source sums
 // overlapping windows of its memory (1+2, 2+3, 3+4 of 1..6 below).
