@@ -54,18 +54,6 @@ func TestGluHalfTypes(t *testing.T) {
 	})
 }
 
-// runBytes computes the graph of build's result with nth parts and
-// returns the result's bytes.
-func runBytes(t *testing.T, nth int, build func(c *runtime.Context, m HostMem) *runtime.Tensor) []byte {
-	t.Helper()
-	m, out := computeNth(t, nth, build)
-	b, err := m.Mem(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b[:out.NBytes()]
-}
-
 // TestConcatBlockTypes joins q8_0 tensors along each dimension: blocks
 // move whole, as in ggml's concat of any type. The values are exact in
 // q8_0 (scale 1).
