@@ -12,18 +12,6 @@ import (
 // reference in nth parts and returns the result's elements.
 func run(t *testing.T, nth int, build func(c *runtime.Context, m HostMem) *runtime.Tensor) []float32 {
 	t.Helper()
-	m, out := computeNth(t, nth, build)
-	v, err := m.F32(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// computeNth builds one op with build, fills the inputs and computes it
-// with the reference in nth parts; it returns the memory and the result.
-func computeNth(t *testing.T, nth int, build func(c *runtime.Context, m HostMem) *runtime.Tensor) (HostMem, *runtime.Tensor) {
-	t.Helper()
 	c := runtime.NewContext()
 	m := HostMem{}
 	out := build(c, m)
@@ -45,7 +33,11 @@ func computeNth(t *testing.T, nth int, build func(c *runtime.Context, m HostMem)
 			}
 		}
 	}
-	return m, out
+	v, err := m.F32(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func seq(n int, f func(i int) float32) []float32 {
