@@ -160,7 +160,7 @@ func (c *conn) graphCompute(p []byte) error {
 			return fmt.Errorf("node %d: %w", i, err)
 		}
 		t := wt.t
-		if inGraph[t] || t.Flags&flagCompute == 0 || wt.empty || t.Op == runtime.OpNone || t.Op.IsViewOp() {
+		if inGraph[t] || t.Flags&flagCompute == 0 || wt.empty || t.Op == runtime.OpNone || t.Op.IsViewOp() || writesNothing(t) {
 			continue
 		}
 		if wt.rb == nil {
@@ -192,6 +192,21 @@ func (c *conn) graphCompute(p []byte) error {
 	}
 	c.run(sg)
 	return nil
+}
+
+// writesNothing reports whether node t leaves its memory as it is: a
+// SET_ROWS without rows to write (its result is a view of the destination,
+// which ggml's loop over zero rows leaves untouched).
+func writesNothing(t *runtime.Tensor) bool {
+	if t.Op != runtime.OpSetRows {
+		return false
+	}
+	for _, s := range t.Src[:2] {
+		if s != nil && s.Nelements() == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSources reports why the device cannot compute node wt: an op the

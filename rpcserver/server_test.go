@@ -286,3 +286,35 @@ func TestEmptyKernelConvIsZeros(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptySetRowsLeavesDestination: a SET_ROWS whose values (and ids)
+// have no rows writes nothing, as ggml's loop over zero rows; the server
+// must neither refuse it nor poison the destination it views.
+func TestEmptySetRowsLeavesDestination(t *testing.T) {
+	tests := []struct {
+		name        string
+		rows, nrows uint32 // rows of the values, ids
+	}{
+		{"no values, no ids", 0, 0},
+		{"values without rows", 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, addr := startServer(t, Options{})
+			c := connect(t, addr)
+			b := c.alloc(0, 4096)
+			dst := f32(b, 0, 2, 3)
+			vals := f32(b, 256, 2, tc.rows)
+			ids := f32(b, 512, tc.nrows)
+			ids.Type = uint32(runtime.TypeI64)
+			ids.Nb = [4]uint32{8, 8 * tc.nrows, 8 * tc.nrows, 8 * tc.nrows}
+			out := opTensor(b, 0, runtime.OpSetRows, []*rpcwire.Tensor{&vals, &ids, &dst}, 2, 3)
+			out.ViewSrc = dst.ID
+			c.set(&dst, 0, floats(1, 2, 3, 4, 5, 6))
+			c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&out}, &vals, &ids, &dst, &out))
+			if got := toFloats(c.get(&dst, 0, 24)); got[0] != 1 || got[5] != 6 {
+				t.Fatalf("destination after an empty SET_ROWS: %v, want 1..6", got)
+			}
+		})
+	}
+}

@@ -108,10 +108,7 @@ func opCases2(reduced bool) []opCase {
 
 	// Gated linear units: fused halves (plain and swapped) and split.
 	for g := runtime.GluOp(0); g < runtime.GluCount; g++ {
-		types := []runtime.Type{f32, f16}
-		if g == runtime.GluSwigluOai || g == runtime.GluSwigluClamp {
-			types = types[:1]
-		}
+		types := []runtime.Type{f32, f16, bf16}
 		glu := func(b *caseBuilder, a, gate *runtime.Tensor, swapped bool) *runtime.Tensor {
 			switch g {
 			case runtime.GluSwigluOai:

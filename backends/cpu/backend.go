@@ -235,6 +235,8 @@ func (b *Backend) threadsFor(n *runtime.Tensor) int {
 		if k := n.Src[0]; k.Ne[3] > 0 {
 			work *= k.Nelements() / k.Ne[3]
 		}
+	case runtime.OpFlashAttnExt: // each result element reads every key
+		work *= n.Src[1].Ne[1]
 	}
 	return b.threadsForWork(work)
 }

@@ -28,6 +28,8 @@ func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth 
 		return ropeKernel(t, dst, src[0], src[1])
 	case runtime.OpLightningIndexer:
 		return lightningKernel(t, dst, src) // fast_seq.go
+	case runtime.OpFlashAttnExt:
+		return flashAttnKernel(t, dst, src) // fast_attn.go
 	}
 	return nil
 }

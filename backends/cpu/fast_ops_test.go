@@ -109,34 +109,7 @@ func TestFastOpsMatchReference(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			g := runtime.NewGraph()
-			if err := g.BuildForwardExpand(out); err != nil {
-				t.Fatal(err)
-			}
-			// The source of an in-place op is overwritten: keep its input.
-			src0 := make([]byte, out.Src[0].NBytes())
-			if err := runtime.GetTensorData(out.Src[0], src0, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := be.Compute(g); err != nil {
-				t.Fatal(err)
-			}
-			got := make([]byte, out.NBytes())
-			if err := runtime.GetTensorData(out, got, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := runtime.SetTensorData(out.Src[0], src0, 0); err != nil {
-				t.Fatal(err)
-			}
-			for ith := range 2 {
-				if err := cpukernels.Compute(out, hostMem, ith, 2); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want := make([]byte, out.NBytes())
-			if err := runtime.GetTensorData(out, want, 0); err != nil {
-				t.Fatal(err)
-			}
+			got, want := backendThenReference(t, be, out)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("level %s: backend result differs from the reference kernels", vec.Level())
 			}

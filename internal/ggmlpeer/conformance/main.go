@@ -224,6 +224,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		if run != nil && logDir != "" {
 			_ = os.WriteFile(filepath.Join(logDir, op+".out"), run.Stdout, 0o644)
 			_ = os.WriteFile(filepath.Join(logDir, op+".err"), run.Stderr, 0o644)
+			_ = os.WriteFile(filepath.Join(logDir, "server.log"), []byte(srv.Log()), 0o644)
 		}
 		r := &ggmlpeer.OpResult{Op: op}
 		note := col.notes[op]

@@ -120,8 +120,11 @@ func unsupported(t *runtime.Tensor) string {
 			return why
 		}
 		dim := t.OpParamI32(0)
-		if s0.Type != t.Type || s1.Type != t.Type || t.Type.BlockSize() != 1 || dim < 0 || dim > 3 {
-			return "want sources and result of one non-block type"
+		if s0.Type != t.Type || s1.Type != t.Type || dim < 0 || dim > 3 {
+			return "want sources and result of one type"
+		}
+		if bs := t.Type.BlockSize(); bs < 1 || s0.Ne[0]%bs != 0 || s1.Ne[0]%bs != 0 {
+			return "rows must be whole blocks"
 		}
 		for d := 0; d < 4; d++ {
 			want := s0.Ne[d]
@@ -552,14 +555,20 @@ func (k *kernel) repeat(r0, r1 int64) {
 func (k *kernel) concat(r0, r1 int64) {
 	t, a, b := k.t, k.t.Src[0], k.t.Src[1]
 	dim := int(t.OpParamI32(0))
-	es := t.Type.Size()
+	// Rows move in whole blocks (elements of a non-block type), as
+	// ggml's concat of any type does; a's extent along dim in those units:
+	es, bs := t.Type.Size(), t.Type.BlockSize()
+	split := a.Ne[dim]
+	if dim == 0 {
+		split /= bs
+	}
 	for r := r0; r < r1; r++ {
 		i1, i2, i3 := rowCoords(t.Ne, r)
-		for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+		for i0 := int64(0); i0 < t.Ne[0]/bs; i0++ {
 			idx := [4]int64{i0, i1, i2, i3}
 			src, bytes := a, k.src[0]
-			if idx[dim] >= a.Ne[dim] {
-				idx[dim] -= a.Ne[dim]
+			if idx[dim] >= split {
+				idx[dim] -= split
 				src, bytes = b, k.src[1]
 			}
 			o := uint64(idx[0])*src.Nb[0] + off3(src.Nb, idx[1], idx[2], idx[3])

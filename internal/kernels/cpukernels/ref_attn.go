@@ -66,13 +66,14 @@ func unsupportedAttn(t *runtime.Tensor) (why string, ok bool) {
 
 // flashAttn computes FLASH_ATTN_EXT for q rows [r0, r1) (row r is q row
 // (i1, i2, i3) = (token, head, sequence)) as ggml's CPU kernel does: q is
-// rounded to k's type for the dot products, each score is scaled (by
-// scale/softcap, then softcap·tanh when a softcap is set) and gets the
-// slope-weighted mask, and an online soft-max in float32 accumulates v
-// (in float32; ggml keeps an f16 accumulator for f16 v, within
-// test-backend-ops' 5e-4 bound of this). Sinks join the soft-max as one
-// more score per head. Result row (token, head, sequence) is element
-// (:, head, token, sequence).
+// rounded to k's vec_dot type for the dot products (k's own float type;
+// q8_0 or q8_1 for quantized k, whose rows are dequantized, as are v's),
+// each score is scaled (by scale/softcap, then softcap·tanh when a
+// softcap is set) and gets the slope-weighted mask, and an online
+// soft-max in float32 accumulates v (in float32; ggml keeps an f16
+// accumulator for f16 v, within test-backend-ops' 5e-4 bound of this).
+// Sinks join the soft-max as one more score per head. Result row (token,
+// head, sequence) is element (:, head, token, sequence).
 func (k *kernel) flashAttn(r0, r1 int64) error {
 	t, q, kt, v, mask, sinks := k.t, k.t.Src[0], k.t.Src[1], k.t.Src[2], k.t.Src[3], k.t.Src[4]
 	scale, maxBias, softcap := t.OpParamF32(0), t.OpParamF32(1), t.OpParamF32(2)

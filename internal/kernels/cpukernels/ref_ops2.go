@@ -42,11 +42,8 @@ func unsupported2(t *runtime.Tensor) string {
 		if g < 0 || g >= runtime.GluCount {
 			return fmt.Sprintf("glu function %d", int32(g))
 		}
-		if (s0.Type != f32 && s0.Type != runtime.TypeF16) || t.Type != s0.Type {
-			return "want f32 or f16 source and result of one type"
-		}
-		if (g == runtime.GluSwigluOai || g == runtime.GluSwigluClamp) && s0.Type != f32 {
-			return fmt.Sprintf("%s of %s", g, s0.Type)
+		if !IsFloat(s0.Type) || t.Type != s0.Type {
+			return "want f32, f16 or bf16 source and result of one type"
 		}
 		nc := s0.Ne[0] / 2
 		if s1 != nil {
@@ -165,7 +162,7 @@ func (k *kernel) compute2(r0, r1 int64) error {
 	case runtime.OpGlu:
 		k.glu(r0, r1)
 	case runtime.OpSum:
-		k.sum()
+		return k.sum()
 	case runtime.OpSin:
 		k.map1(r0, r1, func(x float32) float32 { return float32(math.Sin(float64(x))) })
 	case runtime.OpCos:
@@ -310,19 +307,45 @@ func (k *kernel) setRows(ith, nth int) error {
 	return nil
 }
 
-// sum adds every element of source 0 in float64, as ggml's SUM does.
-func (k *kernel) sum() {
+// sum adds the elements of source 0 row by row, as ggml's SUM does: each
+// row's sum and the total in float64 for f32, in float32 for f16 and bf16.
+// Like ggml's kernel it reads each row as ne0 adjacent elements from the
+// row's start whatever the source's nb[0] (a permuted source sums other
+// elements than its own); a row read past the source's memory is an error.
+func (k *kernel) sum() error {
 	t, s := k.t, k.t.Src[0]
+	es := s.Type.Size()
+	dense := *s
+	dense.Nb[0] = es
 	row := make([]float32, s.Ne[0])
-	var sum float64
+	var sum64 float64
+	var sum32 float32
 	for r := int64(0); r < s.Nrows(); r++ {
 		i1, i2, i3 := rowCoords(s.Ne, r)
-		loadRow(s, k.src[0], i1, i2, i3, row)
-		for _, v := range row {
-			sum += float64(v)
+		if end := off3(s.Nb, i1, i2, i3) + uint64(s.Ne[0])*es; end > uint64(len(k.src[0])) {
+			return fmt.Errorf("tensor %s: row %d of %q ends at byte %d, past its %d: %w",
+				t, r, s.Name, end, len(k.src[0]), runtime.ErrOutOfBounds)
 		}
+		loadRow(&dense, k.src[0], i1, i2, i3, row)
+		if s.Type == runtime.TypeF32 {
+			var rs float64
+			for _, v := range row {
+				rs += float64(v)
+			}
+			sum64 += rs
+			continue
+		}
+		var rs float32
+		for _, v := range row {
+			rs += v
+		}
+		sum32 += rs
 	}
-	storeF(t.Type, k.dst, 0, float32(sum))
+	if s.Type == runtime.TypeF32 {
+		sum32 = float32(sum64)
+	}
+	storeF(t.Type, k.dst, 0, sum32)
+	return nil
 }
 
 // l2Norm divides each row by max(‖row‖, eps), the squares rounded to

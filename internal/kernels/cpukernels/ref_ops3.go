@@ -180,9 +180,12 @@ func unsupported3(t *runtime.Tensor) (why string, ok bool) {
 		if w := srcOK(t, 2); w != "" {
 			return w, true
 		}
-		if !IsFloat(s0.Type) || s1.Type != f32 || t.Type != f32 || s0.Ne[1] != s1.Ne[1] || s1.Ne[2]%s0.Ne[2] != 0 ||
+		if !IsFloat(s0.Type) && !(IsRowType(s0.Type) && s0.IsContiguousRows()) {
+			return fmt.Sprintf("a of %s (want float, or dense rows of a row type)", s0.Type), true
+		}
+		if s1.Type != f32 || t.Type != f32 || s0.Ne[1] != s1.Ne[1] || s1.Ne[2]%s0.Ne[2] != 0 ||
 			s1.Ne[3]%s0.Ne[3] != 0 || t.Ne != [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[2], s1.Ne[3]} {
-			return "want float a, f32 b with a.ne1 == b.ne1 and an f32 {a.ne0, b.ne0, b.ne2, b.ne3} result", true
+			return "want f32 b with a.ne1 == b.ne1 and an f32 {a.ne0, b.ne0, b.ne2, b.ne3} result", true
 		}
 		return "", true
 	case runtime.OpGetRowsBack:

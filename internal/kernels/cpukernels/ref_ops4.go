@@ -72,8 +72,8 @@ func unsupported4(t *runtime.Tensor) (why string, ok bool) {
 			return w, true
 		}
 		mode := t.OpParamI32(0)
-		if s0.Type != f32 || t.Type != f32 || (mode&^(1<<8) != 0 && mode&^(1<<8) != 1) {
-			return "want f32, nearest or bilinear (with or without align-corners) mode", true
+		if s0.Type != f32 || t.Type != f32 || mode&^(upscaleAlignCorners|upscaleAntialias) > upscaleBicubic {
+			return "want f32, nearest, bilinear or bicubic mode (flags: align corners, antialias)", true
 		}
 		return "", true
 	case runtime.OpSsmConv:
@@ -348,9 +348,19 @@ func (k *kernel) optStep(r0, r1 int64) {
 	}
 }
 
-// upscale resizes each matrix by nearest-neighbour or bilinear sampling
-// (op parameter 0: mode 0 or 1, bit 8 align corners), ggml's coordinate
-// mapping in float32.
+// Upscale modes and flags (ggml_scale_mode, ggml_scale_flag), op
+// parameter 0.
+const (
+	upscaleBilinear     = 1
+	upscaleBicubic      = 2
+	upscaleAlignCorners = 1 << 8
+	upscaleAntialias    = 1 << 9
+)
+
+// upscale resizes each matrix by nearest-neighbour, bilinear (optionally
+// antialiased: a triangle filter as wide as the scale) or bicubic
+// (a = -0.75) sampling (op parameter 0: mode, bit 8 align corners, bit 9
+// antialias), ggml's coordinate mapping and arithmetic in float32.
 func (k *kernel) upscale(r0, r1 int64) {
 	t, s := k.t, k.t.Src[0]
 	flags := t.OpParamI32(0)
@@ -359,7 +369,7 @@ func (k *kernel) upscale(r0, r1 int64) {
 		sf[d] = float32(t.Ne[d]) / float32(s.Ne[d])
 	}
 	off := float32(0.5)
-	if flags&(1<<8) != 0 {
+	if flags&upscaleAlignCorners != 0 {
 		off = 0
 		for d := 0; d < 2; d++ {
 			if t.Ne[d] > 1 && s.Ne[d] > 1 {
@@ -375,12 +385,31 @@ func (k *kernel) upscale(r0, r1 int64) {
 	for r := r0; r < r1; r++ {
 		i1, i2, i3 := rowCoords(t.Ne, r)
 		j2, j3 := int64(float32(i2)/sf[2]), int64(float32(i3)/sf[3])
-		if flags&0xff == 0 {
+		switch mode := flags & 0xff; {
+		case mode == upscaleBilinear && flags&upscaleAntialias != 0:
+			upscaleAntialiasRow(out, i1, sf, off, s.Ne, func(x, y int64) float32 { return at(x, y, j2, j3) })
+		case mode == upscaleBicubic:
+			y := (float32(i1)+off)/sf[1] - off
+			y0 := int64(math.Floor(float64(y)))
+			dy := y - float32(y0)
+			for i0 := range out {
+				x := (float32(i0)+off)/sf[0] - off
+				x0 := int64(math.Floor(float64(x)))
+				dx := x - float32(x0)
+				p := func(xo, yo int64) float32 { return at(clampI(x0+xo, s.Ne[0]), clampI(y0+yo, s.Ne[1]), j2, j3) }
+				var col [4]float32
+				for j := range col {
+					yo := int64(j) - 1
+					col[j] = bicubic(p(-1, yo), p(0, yo), p(1, yo), p(2, yo), dx)
+				}
+				out[i0] = bicubic(col[0], col[1], col[2], col[3], dy)
+			}
+		case mode == 0:
 			j1 := int64(float32(i1) / sf[1])
 			for i0 := range out {
 				out[i0] = at(int64(float32(i0)/sf[0]), j1, j2, j3)
 			}
-		} else {
+		default:
 			y := (float32(i1)+off)/sf[1] - off
 			y0 := int64(math.Floor(float64(y)))
 			y1 := clampI(y0+1, s.Ne[1])
@@ -398,5 +427,46 @@ func (k *kernel) upscale(r0, r1 int64) {
 			}
 		}
 		k.storeRow(out, off3(t.Nb, i1, i2, i3))
+	}
+}
+
+// bicubic interpolates p0..p3 (at -1, 0, 1, 2) at x in [0, 1) with the
+// convolution kernel of a = -0.75 (PyTorch's), in ggml's float32 order.
+func bicubic(p0, p1, p2, p3, x float32) float32 {
+	const a = float32(-0.75)
+	w1 := func(x float32) float32 { return ((a+2)*x-(a+3))*x*x + 1 }
+	w2 := func(x float32) float32 { return ((a*x-5*a)*x+8*a)*x - 4*a }
+	return p0*w2(x+1) + p1*w1(x) + p2*w1(1-x) + p3*w2(2-x)
+}
+
+// upscaleAntialiasRow computes result row i1 of an antialiased bilinear
+// upscale: each pixel is the triangle-filter-weighted mean of the source
+// pixels within the filter's support (at least one pixel, wider when
+// shrinking), as PyTorch's interpolate(antialias=True) and ggml.
+func upscaleAntialiasRow(out []float32, i1 int64, sf [4]float32, off float32, ne [4]int64, at func(x, y int64) float32) {
+	tri := func(x float32) float32 { return max(1-float32(math.Abs(float64(x))), 0) }
+	support1, support0 := max(1, 1/sf[1]), max(1, 1/sf[0])
+	inv1, inv0 := 1/support1, 1/support0
+	y := (float32(i1) + off) / sf[1]
+	yMin, yMax := max(int64(y-support1+off), 0), min(int64(y+support1+off), ne[1])
+	for i0 := range out {
+		x := (float32(i0) + off) / sf[0]
+		xMin, xMax := max(int64(x-support0+off), 0), min(int64(x+support0+off), ne[0])
+		var val, total float32
+		for sy := yMin; sy < yMax; sy++ {
+			wy := tri((float32(sy) - y + off) * inv1)
+			for sx := xMin; sx < xMax; sx++ {
+				w := tri((float32(sx)-x+off)*inv0) * wy
+				if w <= 0 {
+					continue
+				}
+				val += at(sx, sy) * w
+				total += w
+			}
+		}
+		if total > 0 {
+			val /= total
+		}
+		out[i0] = val
 	}
 }
