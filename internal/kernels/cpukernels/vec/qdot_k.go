@@ -37,19 +37,6 @@ const (
 	Q8_KBlockSize = 292
 )
 
-// rowsDot runs the one-row kernel one over len(dst) weight rows, after
-// the bounds checks of its block sizes.
-func rowsDot(wbs, ybs int, one func(w, y []byte, nb int) float32, dst []float32, w []byte, stride int, y []byte, nb int) error {
-	if err := checkRows(len(dst), len(w), stride, len(y), nb, wbs, ybs); err != nil {
-		return err
-	}
-	y = y[:nb*ybs]
-	for r := range dst {
-		dst[r] = one(w[r*stride:r*stride+nb*wbs], y, nb)
-	}
-	return nil
-}
-
 // DotQ4_1Rows sets dst[r] to the dot of the q4_1 weight row at w[r*stride]
 // with the q8_1 row y, nb blocks each (ggml's vec_dot_q4_1_q8_1).
 func DotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) error {
