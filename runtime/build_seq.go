@@ -253,8 +253,9 @@ func (c *Context) LightningIndexer(q, k, weights, mask *Tensor) *Tensor {
 	return c.NewOp(OpLightningIndexer, TypeF32, [MaxDims]int64{k.Ne[2], q.Ne[2], 1, q.Ne[3]}, q, k, weights, mask)
 }
 
-// seqHcOf returns hc with (2+hc)·hc = n, or 0.
-func seqHcOf(n int64) int64 {
+// HyperConnections returns the hyper-connection count hc of DSV4_HC_COMB
+// mixes n wide, the hc with (2+hc)·hc = n, or 0 when no count fits.
+func HyperConnections(n int64) int64 {
 	if n < 3 || n > 1<<60 {
 		return 0
 	}
@@ -279,7 +280,7 @@ func (c *Context) Dsv4HcComb(mixes, scale, base *Tensor, eps float32, nIter int3
 		return nil
 	}
 	fail := func(why string) *Tensor { return c.opErr(OpDsv4HcComb, ErrShape, why, mixes, scale, base) }
-	hc := seqHcOf(mixes.Ne[0])
+	hc := HyperConnections(mixes.Ne[0])
 	switch {
 	case nIter < 1:
 		return fail(fmt.Sprintf("n_iter = %d, want at least 1", nIter))

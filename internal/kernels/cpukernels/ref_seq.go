@@ -621,7 +621,7 @@ func hcShape(t *runtime.Tensor) string {
 		if why := seqF32(t, s[0], s[1], s[2]); why != "" {
 			return why
 		}
-		hc := hcOfMixDim(s[0].Ne[0])
+		hc := runtime.HyperConnections(s[0].Ne[0])
 		switch {
 		case hc == 0 || !s[0].IsMatrix():
 			return "mixes must be {(2+hc)·hc, n_t}"
@@ -658,20 +658,6 @@ func hcShape(t *runtime.Tensor) string {
 		}
 	}
 	return ""
-}
-
-// hcOfMixDim returns hc with (2+hc)·hc = n, or 0.
-func hcOfMixDim(n int64) int64 {
-	if n < 3 || n > 1<<60 {
-		return 0
-	}
-	r := int64(math.Sqrt(float64(n + 1))) // (hc+1)² = n+1
-	for hc := max(r-2, 1); hc <= r; hc++ {
-		if (2+hc)*hc == n {
-			return hc
-		}
-	}
-	return 0
 }
 
 // hcComb builds each token's hc×hc combination matrix, tokens split

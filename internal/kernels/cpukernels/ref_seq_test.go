@@ -296,8 +296,8 @@ func TestHcOfMixDim(t *testing.T) {
 	for _, tc := range []struct{ n, want int64 }{
 		{3, 1}, {8, 2}, {15, 3}, {24, 4}, {65 * 67, 65}, {7, 0}, {0, 0}, {-8, 0}, {1 << 62, 0}, {(1<<29 + 2) * (1 << 29), 1 << 29},
 	} {
-		if got := hcOfMixDim(tc.n); got != tc.want {
-			t.Errorf("hcOfMixDim(%d) = %d, want %d", tc.n, got, tc.want)
+		if got := runtime.HyperConnections(tc.n); got != tc.want {
+			t.Errorf("HyperConnections(%d) = %d, want %d", tc.n, got, tc.want)
 		}
 	}
 }
