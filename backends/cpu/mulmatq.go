@@ -90,7 +90,7 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 		// slower than dequantizing into the f32 GEMM at every size
 		// (BenchmarkMulMatQuant); the rounded activations are the same
 		// on both paths.
-		if vec.DotQ5_0RowsSIMD() {
+		if vec.QDotsAVX512() {
 			k.maxM = qMaxM
 		} else {
 			k.maxM = 0
@@ -112,7 +112,7 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 		// f32 GEMM's 101 and 114: BenchmarkMulMatQuant, 1024×1024);
 		// with the AVX2 or Go dots the GEMM is faster above qMaxM rows.
 		k.maxM = qMaxM
-		if vec.DotQ5_0RowsSIMD() {
+		if vec.QDotsAVX512() {
 			k.maxM = math.MaxInt64
 		}
 	}

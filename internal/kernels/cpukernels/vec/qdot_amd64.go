@@ -101,10 +101,11 @@ func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 	dotQ5_0RowsGo(dst, w, stride, y, nb)
 }
 
-// DotQ5_0RowsSIMD reports whether DotQ5_0Rows runs vector code at the
-// level in use (else it is portable Go, slower than dequantizing the
-// weights into the f32 GEMM).
-func DotQ5_0RowsSIMD() bool { return useQ512 }
+// QDotsAVX512 reports whether the AVX-512 VNNI row dots of q8_0, q4_0,
+// q5_0, q4_1 and q5_1 run at the level in use (else q8_0 and q4_0 run
+// AVX2 and the others portable Go, slower than dequantizing the weights
+// into the f32 GEMM).
+func QDotsAVX512() bool { return useQ512 }
 
 func pb(b []byte) *byte { return unsafe.SliceData(b) }
 

@@ -14,9 +14,9 @@ func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 	dotQ5_0RowsGo(dst, w, stride, y, nb)
 }
 
-// DotQ5_0RowsSIMD reports whether DotQ5_0Rows runs vector code at the
-// level in use (never in this build).
-func DotQ5_0RowsSIMD() bool { return false }
+// QDotsAVX512 reports whether the AVX-512 VNNI row dots of q8_0, q4_0,
+// q5_0, q4_1 and q5_1 run at the level in use (never in this build).
+func QDotsAVX512() bool { return false }
 
 func dotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 	dotQ4_1RowsGo(dst, w, stride, y, nb)
