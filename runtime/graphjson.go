@@ -385,7 +385,10 @@ func checkAcyclic(ts []*Tensor) error {
 }
 
 // WriteGraphFile writes f in the graph/v1 format, one tensor per line. The
-// same file gives the same bytes.
+// same file gives the same bytes. The format records what planning needs
+// (types, shapes, strides, ops, sources, views, flags): op parameters and
+// the Go functions of custom ops are not written, so a graph read back
+// plans the same but a backend refuses to compute its custom ops.
 func WriteGraphFile(w io.Writer, f *GraphFile) error {
 	id := make(map[*Tensor]int, len(f.Tensors))
 	for i, t := range f.Tensors {
