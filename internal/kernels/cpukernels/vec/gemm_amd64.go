@@ -2,6 +2,10 @@
 
 package vec
 
+// The f32 GEMM kernels of both levels (gemm_amd64.s) are generated from
+// one Go source per kernel by ./asmgen; make asm checks they are current.
+//go:generate go run ./asmgen
+
 // Blocking of the assembly product (BLIS-style). A packed gemmKC×16 panel
 // of b (16 KiB) stays in L1 while the micro-kernel walks gemmMC rows of a
 // (gemmMC×gemmKC floats, 120 KiB, in L2); the packed gemmKC×gemmNC block
