@@ -2,8 +2,8 @@
 
 package vec
 
-// The f32 GEMM kernels of both levels (gemm_amd64.s) are generated from
-// one Go source per kernel by ./asmgen; make asm checks they are current.
+// gemm_amd64.s and f16dot_amd64.s, every SIMD level of their kernels, are
+// generated from one Go source per kernel by ./asmgen (make asm).
 //go:generate go run ./asmgen
 
 // Blocking of the assembly product (BLIS-style). A packed gemmKC×16 panel

@@ -9,22 +9,24 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// level is one SIMD level's vector registers: 16 of them, 8 float32 lanes
-// (YMM, AVX2) or 16 (ZMM, AVX-512).
+// level is one SIMD level's vector registers: 16 YMM of 8 float32 lanes
+// (AVX2) or 32 ZMM of 16 (AVX-512).
 type level struct {
-	v     [16]reg.VecPhysical
+	v     []reg.VecPhysical
 	bytes int // bytes in one vector register
 }
 
 var (
 	avx2 = level{
-		v: [16]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+		v: []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
 			reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15},
 		bytes: 32,
 	}
 	avx512 = level{
-		v: [16]reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-			reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15},
+		v: []reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+			reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+			reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+			reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31},
 		bytes: 64,
 	}
 	// xmm names the low 128 bits of Y0..Y15.

@@ -31,6 +31,7 @@ var files = []struct {
 	gen  func(c *build.Context)
 }{
 	{"gemm_amd64.s", genGemm},
+	{"f16dot_amd64.s", genF16Dot},
 }
 
 // errStale is returned by -check when a committed file differs from what
