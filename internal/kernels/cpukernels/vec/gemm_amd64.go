@@ -2,8 +2,8 @@
 
 package vec
 
-// gemm_amd64.s and f16dot_amd64.s, every SIMD level of their kernels, are
-// generated from one Go source per kernel by ./asmgen (make asm).
+// gemm_amd64.s, f16dot_amd64.s and f16_amd64.s, every SIMD level of their
+// kernels, are generated from one Go source per kernel by ./asmgen (make asm).
 //go:generate go run ./asmgen
 
 // Blocking of the assembly product (BLIS-style). A packed gemmKC×16 panel
