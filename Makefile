@@ -31,6 +31,7 @@ help:
 	@echo "make bench-vs-ggml gogml's CPU backend vs ggml 0.27.0 test-backend-ops perf, same shapes, interleaved; writes docs/performance.md"
 	@echo "make bench-vs-llama gogml run -model vs llama.cpp's llama-bench and llama-completion on the same GGUF files; writes docs/llama-bench.md"
 	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
+	@echo "make asm          regenerate the generated kernel assembly (internal/kernels/cpukernels/vec/asmgen) and check it"
 	@echo "make clean        remove build outputs"
 
 build:
@@ -214,3 +215,12 @@ test-simd-levels:
 	@set -e; for l in generic avx2 avx512; do echo "== GOGML_CPU=$$l"; \
 		GOGML_CPU=$$l $(GO) test -count=1 ./internal/kernels/... ./backends/cpu/...; done
 # --- end bench-vs-ggml ---
+
+# --- asm ---
+# make asm: regenerate package vec's generated assembly from its Go source
+# (asmgen, github.com/mmcloughlin/avo), then check that it is current.
+# make test checks it too: asmgen's TestGeneratedCurrent (in test-go).
+.PHONY: asm
+asm:
+	cd internal/kernels/cpukernels/vec && $(GO) generate . && $(GO) run ./asmgen -check
+# --- end asm ---

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/go-gl/gl v0.0.0-20231021071112-07e5d0ea2e71
+	github.com/mmcloughlin/avo v0.5.0
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
 )

@@ -2,6 +2,10 @@
 
 package vec
 
+// gemm_amd64.s, f16dot_amd64.s and f16_amd64.s, every SIMD level of their
+// kernels, are generated from one Go source per kernel by ./asmgen (make asm).
+//go:generate go run ./asmgen
+
 // Blocking of the assembly product (BLIS-style). A packed gemmKC×16 panel
 // of b (16 KiB) stays in L1 while the micro-kernel walks gemmMC rows of a
 // (gemmMC×gemmKC floats, 120 KiB, in L2); the packed gemmKC×gemmNC block

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// genF16Dot writes f16dot_amd64.s: f16 weight rows times a float32
+// activation row, four rows or one per call, at AVX-512 and AVX2, all from
+// f16Dot.
+func genF16Dot(c *build.Context) {
+	f16Dot(c, "dotF16x4AVX512", avx512, 4)
+	f16Dot(c, "dotF16x1AVX512", avx512, 1)
+	f16Dot(c, "dotF16x4AVX2", avx2, 4)
+	f16Dot(c, "dotF16x1AVX2", avx2, 1)
+}
+
+// f16PrefetchDist is how far ahead of each weight row the four-row
+// AVX-512 kernel prefetches, in bytes (the AVX2 kernels, half as wide, do
+// not prefetch).
+const f16PrefetchDist = 512
+
+// f16Dot writes one kernel: the halves of each row are widened by
+// VCVTPH2PS straight from memory and accumulated with FMA against the
+// activations in V0, V1, two accumulators per row (V4+2r, V5+2r) so that
+// the FMA latency is covered. Rows sit at SI, R8, R9, R10 (stride DI).
+func f16Dot(c *build.Context, name string, lv level, rows int) {
+	v := lv.v
+	lanes := lv.bytes / 4
+	fn(c, name, "func(w *byte, stride int, x *float32, n int, dst *float32)",
+		fmt.Sprintf("dst[r] = sum_i f16(w[r*stride+2i]) * x[i] for r < %d, i < n (n a multiple of %d).", rows, 2*lanes))
+	rowReg := []reg.GPPhysical{reg.RSI, reg.R8, reg.R9, reg.R10}[:rows]
+	c.Load(c.Param("w"), reg.RSI)
+	if rows > 1 {
+		c.Load(c.Param("stride"), reg.RDI)
+	}
+	c.Load(c.Param("x"), reg.RDX)
+	c.Load(c.Param("n"), reg.RCX)
+	c.Load(c.Param("dst"), reg.RBX)
+	for r := 1; r < rows; r++ {
+		c.LEAQ(idx(rowReg[r-1], 0, reg.RDI, 1), rowReg[r])
+	}
+	c.SHRQ(operand.Imm(uint64(bits.TrailingZeros(uint(2*lanes)))), reg.RCX) // iterations
+	for i := 4; i < 4+2*rows; i++ {
+		if lv.bytes == 64 {
+			c.VPXORD(v[i], v[i], v[i])
+		} else {
+			c.VXORPS(v[i], v[i], v[i])
+		}
+	}
+	// Temporaries: pairs of registers from V12 up, shared by rows when
+	// the level has too few (AVX2: two pairs for four rows).
+	pairs := (len(v) - 12) / 2
+	loop := fmt.Sprintf("f16x%dloop%d", rows, lv.bytes*8)
+	c.Label(loop)
+	if rows == 4 && lv.bytes == 64 {
+		for _, r := range rowReg {
+			c.PREFETCHT0(at(r, f16PrefetchDist))
+		}
+	}
+	c.VMOVUPS(at(reg.RDX, 0), v[0])
+	c.VMOVUPS(at(reg.RDX, lv.bytes), v[1])
+	for r, p := range rowReg {
+		t0, t1 := v[12+2*(r%pairs)], v[13+2*(r%pairs)]
+		c.VCVTPH2PS(at(p, 0), t0)
+		c.VCVTPH2PS(at(p, lv.bytes/2), t1)
+		c.VFMADD231PS(v[0], t0, v[4+2*r])
+		c.VFMADD231PS(v[1], t1, v[5+2*r])
+	}
+	for _, p := range rowReg {
+		c.ADDQ(operand.I32(lv.bytes), p)
+	}
+	c.ADDQ(operand.I32(2*lv.bytes), reg.RDX)
+	c.DECQ(reg.RCX)
+	c.JNZ(operand.LabelRef(loop))
+	for r := range rows {
+		c.VADDPS(v[5+2*r], v[4+2*r], v[4+2*r])
+		hsumStore(c, v[4+2*r], at(reg.RBX, 4*r))
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// hsumStore stores the sum of acc's lanes at dst, halving through Y2/X2
+// (X3 scratch).
+func hsumStore(c *build.Context, acc reg.VecPhysical, dst operand.Mem) {
+	if acc.Size() == 64 {
+		c.VEXTRACTF64X4(operand.Imm(1), acc, reg.Y2)
+		c.VADDPS(acc.AsY(), reg.Y2, reg.Y2)
+		c.VEXTRACTF128(operand.Imm(1), reg.Y2, reg.X3)
+		c.VADDPS(reg.X3, reg.X2, reg.X2)
+	} else {
+		c.VEXTRACTF128(operand.Imm(1), acc, reg.X2)
+		c.VADDPS(acc.AsX(), reg.X2, reg.X2)
+	}
+	c.VHADDPS(reg.X2, reg.X2, reg.X2)
+	c.VHADDPS(reg.X2, reg.X2, reg.X2)
+	c.VMOVSS(reg.X2, dst)
+}
