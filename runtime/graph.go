@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 )
 
 // Graph is ggml's compute graph: leafs (constants and inputs, op NONE
@@ -183,38 +184,51 @@ type GraphIndex struct {
 
 // Index returns the graph's tensor numbering, computed once and kept until
 // the graph changes.
+//
+// Each leaf and node is first stamped with its number (Tensor.indexHint),
+// so that a source is numbered by reading its stamp and checking that the
+// indexed tensor at that number is the source itself; a stamp left by
+// another graph (or overwritten by one being indexed at the same time)
+// fails the check and the source is looked up in the graph's map instead.
+// The answers are those of the map alone.
 func (g *Graph) Index() *GraphIndex {
 	if g.index != nil {
 		return g.index
 	}
-	n := len(g.leafs) + len(g.nodes)
+	nl, nn := len(g.leafs), len(g.nodes)
+	n := nl + nn
+	// One allocation for the int32 tables, one for the tensors.
+	ints := make([]int32, n+n+n/4)
 	ix := &GraphIndex{
-		Tensors: make([]*Tensor, 0, n+n/4),
-		Leafs:   make([]int32, len(g.leafs)),
-		Nodes:   make([]int32, len(g.nodes)),
-		Src:     make([][MaxSrc]int32, len(g.nodes)),
-		NSrc:    make([]uint8, len(g.nodes)),
+		Tensors: make([]*Tensor, n, n+n/4),
+		Leafs:   ints[:nl:nl],
+		Nodes:   ints[nl:n:n],
+		Src:     make([][MaxSrc]int32, nn),
+		NSrc:    make([]uint8, nn),
 	}
-	nl := int32(len(g.leafs))
-	for i, l := range g.leafs {
-		ix.Leafs[i] = int32(i)
-		ix.Tensors = append(ix.Tensors, l)
+	copy(ix.Tensors, g.leafs)
+	copy(ix.Tensors[nl:], g.nodes)
+	for i, t := range ix.Tensors {
+		if i < nl {
+			ix.Leafs[i] = int32(i)
+		} else {
+			ix.Nodes[i-nl] = int32(i)
+		}
+		atomic.StoreInt32(&t.indexHint, int32(i))
 	}
-	for i, nd := range g.nodes {
-		ix.Nodes[i] = nl + int32(i)
-		ix.Tensors = append(ix.Tensors, nd)
-	}
-	inGraph := len(ix.Tensors)
-	// Graph members are numbered from the graph's own map; the few
-	// tensors outside it (sources or view sources that are neither leafs
-	// nor nodes) get numbers after them.
+	inGraph := n
+	// Tensors outside the graph (sources or view sources that are neither
+	// leafs nor nodes) get numbers after the graph's own.
 	var extra map[*Tensor]int32
 	id := func(t *Tensor) int32 {
+		if h := atomic.LoadInt32(&t.indexHint); h >= 0 && int(h) < inGraph && ix.Tensors[h] == t {
+			return h
+		}
 		if code, ok := g.visited[t]; ok && code != onPath {
 			if code < 0 {
 				return -(code + 1)
 			}
-			return nl + code
+			return int32(nl) + code
 		}
 		if k, ok := extra[t]; ok {
 			return k
@@ -228,16 +242,19 @@ func (g *Graph) Index() *GraphIndex {
 		return k
 	}
 	for i, nd := range g.nodes {
+		src := &ix.Src[i]
+		ns := 0
 		for j, s := range nd.Src {
 			if s == nil {
-				ix.Src[i][j] = -1
+				src[j] = -1
 			} else {
-				ix.Src[i][j] = id(s)
-				ix.NSrc[i] = uint8(j + 1)
+				src[j] = id(s)
+				ns = j + 1
 			}
 		}
+		ix.NSrc[i] = uint8(ns)
 	}
-	viewSrc := make([]int32, 0, len(ix.Tensors))
+	viewSrc := ints[n:n]
 	for i := 0; i < len(ix.Tensors); i++ { // grows while view sources are added
 		v := int32(-1)
 		if vs := ix.Tensors[i].ViewSrc; vs != nil {
@@ -247,8 +264,8 @@ func (g *Graph) Index() *GraphIndex {
 	}
 	ix.ViewSrc = viewSrc
 	ix.InGraph = make([]bool, len(ix.Tensors))
-	for i := range ix.InGraph {
-		ix.InGraph[i] = i < inGraph
+	for i := range inGraph {
+		ix.InGraph[i] = true
 	}
 	g.index = ix
 	return ix

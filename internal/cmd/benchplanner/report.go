@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/gogml/gogml/internal/ggmlpeer"
+)
+
+// summary aggregates one ratio (gogml ÷ ggml median time) over graphs.
+type summary struct {
+	wins, n      int     // graphs where gogml's median is at most ggml's
+	worst        float64 // largest ratio
+	worstGraph   string
+	logSum       float64
+	maxTail      float64 // largest gogml mean ÷ median
+	maxTailGraph string
+}
+
+func (s *summary) add(name string, ratio, tail float64) {
+	s.n++
+	if ratio <= 1 {
+		s.wins++
+	}
+	if ratio > s.worst {
+		s.worst, s.worstGraph = ratio, name
+	}
+	if tail > s.maxTail {
+		s.maxTail, s.maxTailGraph = tail, name
+	}
+	s.logSum += math.Log(ratio)
+}
+
+func (s *summary) geomean() float64 { return math.Exp(s.logSum / float64(max(s.n, 1))) }
+
+func writeReport(o options, res []*result, elapsed time.Duration) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# gogml's graph allocator vs ggml's (ggml_gallocr, Debian ggml 0.27.0)\n\n")
+	fmt.Fprintf(&b, "Written by `make bench-planner-vs-ggml` (`go run ./internal/cmd/benchplanner`): %d graphs, %d interleaved rounds, batches of about %s per side and mode, each repetition timed alone; machine: %s; %s; took %s.\n\n",
+		len(res), o.rounds, o.batch, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
+	b.WriteString("Both allocators plan the same graphs: the corpus's graph files, rebuilt on ggml's side as ggml tensors (shapes, strides, ops, sources, views, flags) over buffer types without memory. ")
+	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a graph it has not seen (ggml hashes its tensors inside reserve), and *kept* is gogml with the numbering kept from an earlier reserve. ")
+	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
+
+	var fresh, kept, warm summary
+	plansEqual, sizesEqual := 0, 0
+	var skipped []*result
+	for _, r := range res {
+		if r.skip != "" {
+			skipped = append(skipped, r)
+			continue
+		}
+		m, a := r.figures()
+		fresh.add(r.g.name, m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum])
+		kept.add(r.g.name, m[gogmlFreshKept]/m[ggmlFresh], a[gogmlFreshKept]/m[gogmlFreshKept])
+		warm.add(r.g.name, m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm])
+		if r.sizesEqual {
+			sizesEqual++
+		}
+		if r.sizesEqual && r.differ == 0 {
+			plansEqual++
+		}
+	}
+	b.WriteString("## Summary\n\n| mode | graphs where gogml ≤ ggml | geometric mean ratio | worst ratio | gogml's largest tail |\n| --- | --- | --- | --- | --- |\n")
+	for _, s := range []struct {
+		name string
+		s    *summary
+	}{{"fresh, numbering counted", &fresh}, {"fresh, numbering kept", &kept}, {"warm", &warm}} {
+		fmt.Fprintf(&b, "| %s | %d of %d | %.2f | %.2f (%s) | %.2f (%s) |\n", s.name, s.s.wins, s.s.n, s.s.geomean(), s.s.worst, s.s.worstGraph, s.s.maxTail, s.s.maxTailGraph)
+	}
+	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "%d graphs are not compared: ggml 0.27.0 cannot plan them (its buffer types may not pad a tensor's alloc size beyond its bytes, which the corpus's `alloc_pad` does):", len(skipped))
+		for i, r := range skipped {
+			sep := ", "
+			if i == 0 {
+				sep = " "
+			}
+			fmt.Fprintf(&b, "%s%s", sep, r.g.name)
+		}
+		b.WriteString(".\n")
+	}
+	b.WriteString("\n")
+
+	b.WriteString("## Per graph\n\n| graph | nodes | reps | ggml fresh | gogml fresh | ratio | tail | gogml kept | ratio | ggml warm | gogml warm | ratio | tail | ggml tail (fresh) | plan |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	sorted := slices.Clone(res)
+	slices.SortStableFunc(sorted, func(x, y *result) int { return y.nodes - x.nodes })
+	for _, r := range sorted {
+		if r.skip != "" {
+			continue
+		}
+		m, a := r.figures()
+		plan := "same"
+		switch {
+		case !r.sizesEqual:
+			plan = fmt.Sprintf("sizes differ: ggml %v, gogml %v", r.ggmlSizes, r.gSizes)
+		case r.differ > 0:
+			plan = fmt.Sprintf("sizes same; %d tensors placed differently (%s)", r.differ, r.firstDiff)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d×%d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %.2f | %s |\n",
+			r.g.name, r.nodes, o.rounds, r.reps, m[ggmlFresh], m[gogmlFreshNum], m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum],
+			m[gogmlFreshKept], m[gogmlFreshKept]/m[ggmlFresh], m[ggmlWarm], m[gogmlWarm], m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm], a[ggmlFresh]/m[ggmlFresh], plan)
+	}
+	if o.out == "-" {
+		_, err := os.Stdout.Write(b.Bytes())
+		return err
+	}
+	if err := os.WriteFile(o.out, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "benchplanner: wrote %s\n", o.out)
+	os.Stderr.Write(b.Bytes()[:bytes.Index(b.Bytes(), []byte("## Per graph"))])
+	return nil
+}

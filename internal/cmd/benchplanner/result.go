@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Timed modes, in the order of the report's columns.
+const (
+	ggmlFresh      = iota // ggml: new_n + reserve_n + alloc_graph + free
+	gogmlFreshNum         // gogml: the same, numbering a graph it has not seen
+	gogmlFreshKept        // gogml: the same, numbering kept from the last time
+	ggmlWarm              // ggml: alloc_graph on a reserved allocator
+	gogmlWarm             // gogml: the same
+	nModes
+)
+
+// result collects one graph's comparison and samples (ns per repetition).
+type result struct {
+	g       *gogmlGraph
+	id      int // the C side's graph id
+	nodes   int
+	reps    int
+	samples [nModes][]float64
+	// Plan comparison: buffer sizes equal, tensors placed alike, tensors
+	// placed differently (first one described in firstDiff).
+	sizesEqual        bool
+	same, differ      int
+	ggmlSizes, gSizes []uint64
+	firstDiff         string
+	// skip says why ggml cannot plan the graph ("": it can).
+	skip string
+}
+
+// prepare hands graph g to the C side, compares both plans and sizes a
+// batch of repetitions to about o.batch of ggml's fresh time.
+func prepare(c *ggmlSide, g *gogmlGraph, dir string, i int, o options) (*result, error) {
+	path := filepath.Join(dir, fmt.Sprintf("g%03d.txt", i))
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	err = writeGraphText(file, g.f)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &result{g: g, nodes: g.f.Graph.NumNodes()}
+	r.id, err = c.load(path)
+	if err != nil {
+		if msg, ok := strings.CutPrefix(err.Error(), "ggml side: unsupported: "); ok {
+			r.skip = msg
+			return r, nil
+		}
+		return nil, err
+	}
+	if err := r.compare(c); err != nil {
+		return nil, err
+	}
+	probe, err := c.times("fresh", r.id, 5)
+	if err != nil {
+		return nil, err
+	}
+	per := max(median(probe), 1)
+	r.reps = int(float64(o.batch.Nanoseconds()) / per)
+	r.reps = min(max(r.reps, 5), o.maxReps)
+	return r, nil
+}
+
+// compare plans the graph on both sides and records where they differ.
+func (r *result) compare(c *ggmlSide) error {
+	cs, cp, err := c.plan(r.id, len(r.g.f.Tensors))
+	if err != nil {
+		return err
+	}
+	gs, gp, err := r.g.plan()
+	if err != nil {
+		return err
+	}
+	r.ggmlSizes, r.gSizes = cs, gs
+	r.sizesEqual = slices.Equal(cs, gs)
+	for i := range gp {
+		if gp[i] == cp[i] {
+			r.same++
+			continue
+		}
+		if r.differ == 0 {
+			r.firstDiff = fmt.Sprintf("tensor %d %q: ggml %s, gogml %s", i, r.g.f.Tensors[i].Name, cp[i], gp[i])
+		}
+		r.differ++
+	}
+	return nil
+}
+
+func (p place) String() string {
+	if p.typ < 0 {
+		return "no place"
+	}
+	return fmt.Sprintf("type %d chunk %d offset %d", p.typ, p.chunk, p.offset)
+}
+
+// measure runs one batch per mode, the C side first when ggmlFirst.
+func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
+	if r.skip != "" {
+		return nil
+	}
+	type batch struct {
+		mode int
+		run  func() ([]float64, error)
+	}
+	cSide := []batch{
+		{ggmlFresh, func() ([]float64, error) { return c.times("fresh", r.id, r.reps) }},
+		{ggmlWarm, func() ([]float64, error) { return c.times("warm", r.id, r.reps) }},
+	}
+	goSide := []batch{
+		{gogmlFreshNum, func() ([]float64, error) { return r.g.fresh(r.reps, true) }},
+		{gogmlFreshKept, func() ([]float64, error) { return r.g.fresh(r.reps, false) }},
+		{gogmlWarm, func() ([]float64, error) { return r.g.warm(r.reps) }},
+	}
+	order := append(cSide, goSide...)
+	if !ggmlFirst {
+		order = append(goSide, cSide...)
+	}
+	for _, b := range order {
+		s, err := b.run()
+		if err != nil {
+			return err
+		}
+		r.samples[b.mode] = append(r.samples[b.mode], s...)
+	}
+	return nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// figures returns every mode's median and mean in ns per node.
+func (r *result) figures() (med, avg [nModes]float64) {
+	n := float64(max(r.nodes, 1))
+	for m := range nModes {
+		med[m], avg[m] = median(r.samples[m])/n, mean(r.samples[m])/n
+	}
+	return med, avg
+}
