@@ -283,12 +283,12 @@ func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
 		if !a.allocSizeOK(n, a.plan.Placements[rix.Nodes[i]]) {
 			return true
 		}
+		srcs := rix.NodeSrc(i)
 		for j, s := range n.Src {
 			if s == nil {
 				continue
 			}
-			r := rix.Src[i][j]
-			if r < 0 || !a.allocSizeOK(s, a.plan.Placements[r]) {
+			if j >= len(srcs) || srcs[j] < 0 || !a.allocSizeOK(s, a.plan.Placements[srcs[j]]) {
 				return true
 			}
 		}
@@ -323,11 +323,11 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 		}
 	}
 	for i, n := range g.Nodes() {
-		for j, s := range n.Src[:rix.NSrc[i]] {
+		for j, r := range rix.NodeSrc(i) {
+			s := n.Src[j]
 			if s == nil {
 				continue
 			}
-			r := rix.Src[i][j]
 			if same && rix.InGraph[r] {
 				continue // a leaf or an earlier node: initialised in its turn
 			}

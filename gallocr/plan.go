@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -92,31 +94,46 @@ type Plan struct {
 	Strategy Strategy
 }
 
+// tensorState is the planner's per-tensor state, one array of it per pass
+// (kept by an Allocator between reserves).
 type tensorState struct {
+	size      uint64 // alloc size in its buffer type (same layout in place)
 	nChildren int32
 	nViews    int32
 	bufferID  int32
+	block     int32 // index into Plan.Blocks, -1 none
+	nodePos   int32 // position among the graph's nodes, -1 if not a node
+	// next is the tensor after this one in its block's chain (-1 at the
+	// end); a block's First and Count hold the chain's head and tail
+	// while the pass runs.
+	next      int32
 	allocated bool
-	block     int32  // index into Plan.Blocks, -1 none
-	size      uint64 // alloc size in its buffer type (same layout in place)
+	ext       bool // memory outside this allocator
 }
+
+// planScratch is a planning pass's working memory: the per-tensor state
+// and the blocks as they are made (the plan gets an exact copy).
+type planScratch struct {
+	st     []tensorState
+	blocks []Block
+}
+
+// scratchPool lends planScratch to planning passes, so that planning a
+// graph on a new allocator allocates only the plan itself (see
+// RATIONALE.md, "Planner scratch from a sync.Pool").
+var scratchPool = sync.Pool{New: func() any { return new(planScratch) }}
 
 // planner holds the per-graph state of one planning pass.
 type planner struct {
-	bufts   []runtime.BufferType
-	dynOf   []int // buffer index -> dyn index
-	dyns    []*Dyn
-	ix      *runtime.GraphIndex
-	st      []tensorState
-	ext     []bool // tensor has memory outside this allocator
-	blocks  []Block
-	events  int
-	nodePos []int32 // tensor index -> node position, -1 if not a node
-	// Block membership as chains: a block's first tensor, its last, and
-	// per tensor the next one in its block (-1 at the end).
-	head, tail, next []int32
-	lookup           map[*runtime.Tensor]int32
-	err              error
+	bufts  []runtime.BufferType
+	dynOf  []int // buffer index -> dyn index
+	dyns   []*Dyn
+	ix     *runtime.GraphIndex
+	st     []tensorState
+	blocks []Block
+	events int
+	lookup map[*runtime.Tensor]int32
+	err    error
 }
 
 // lookupBufferType finds bt in seen. hashable is false when bt cannot be
@@ -170,16 +187,17 @@ func (p *planner) tensor(id int32) *runtime.Tensor { return p.ix.Tensors[id] }
 func (p *planner) allocate(id int32, bufID int) {
 	st := &p.st[id]
 	t := p.tensor(id)
-	if p.err != nil || st.allocated || p.ext[id] || t.ViewSrc != nil {
+	if p.err != nil || st.allocated || st.ext || t.ViewSrc != nil {
 		return
 	}
 	if t.Op.CanInplace() {
-		srcs := p.srcIDs(id)
-		for j, parent := range t.Src {
-			if parent == nil || srcs[j] < 0 {
+		var buf [runtime.MaxSrc]int32
+		for j, sid := range p.srcIDs(id, &buf) {
+			parent := t.Src[j]
+			if parent == nil || sid < 0 {
 				continue
 			}
-			ps := &p.st[srcs[j]]
+			ps := &p.st[sid]
 			if !ps.allocated {
 				continue // memory not owned by this allocator
 			}
@@ -201,8 +219,9 @@ func (p *planner) allocate(id int32, bufID int) {
 			st.bufferID = ps.bufferID
 			st.block = ps.block
 			st.size = ps.size
-			p.next[p.tail[st.block]] = id
-			p.tail[st.block] = id
+			b := &p.blocks[st.block]
+			p.st[b.Count].next = id // Count is the chain's tail for now
+			b.Count = id
 			ps.allocated = false
 			return
 		}
@@ -224,9 +243,7 @@ func (p *planner) allocate(id int32, bufID int) {
 	st.bufferID = int32(bufID)
 	st.block = int32(len(p.blocks))
 	st.size = size
-	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, At: at})
-	p.head = append(p.head, id)
-	p.tail = append(p.tail, id)
+	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, At: at, First: id, Count: id})
 	p.events++
 }
 
@@ -245,12 +262,13 @@ func (p *planner) free(id int32) {
 	st.allocated = false
 }
 
-// srcIDs returns the indices of tensor id's sources (-1 for none or for a
-// source the index does not hold, which only a tensor outside the graph
-// can have).
-func (p *planner) srcIDs(id int32) [runtime.MaxSrc]int32 {
-	if n := p.nodePos[id]; n >= 0 {
-		return p.ix.Src[n]
+// srcIDs returns the indices of tensor id's source slots up to its last
+// one in use (-1 for none or for a source the index does not hold, which
+// only a tensor outside the graph can have); buf holds them when id is not
+// a node.
+func (p *planner) srcIDs(id int32, buf *[runtime.MaxSrc]int32) []int32 {
+	if n := p.st[id].nodePos; n >= 0 {
+		return p.ix.NodeSrc(int(n))
 	}
 	if p.lookup == nil {
 		p.lookup = make(map[*runtime.Tensor]int32, len(p.ix.Tensors))
@@ -258,16 +276,15 @@ func (p *planner) srcIDs(id int32) [runtime.MaxSrc]int32 {
 			p.lookup[t] = int32(i)
 		}
 	}
-	var out [runtime.MaxSrc]int32
 	for j, s := range p.tensor(id).Src {
-		out[j] = -1
+		buf[j] = -1
 		if s != nil {
 			if k, ok := p.lookup[s]; ok {
-				out[j] = k
+				buf[j] = k
 			}
 		}
 	}
-	return out
+	return buf[:]
 }
 
 func bufferIDAt(ids []int, i int) int {
@@ -296,7 +313,7 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 		if n.HasFlag(runtime.FlagInput) {
 			p.allocate(id, bufferIDAt(nodeIDs, i))
 		}
-		for j, s := range ix.Src[i][:ix.NSrc[i]] {
+		for j, s := range ix.NodeSrc(i) {
 			if s < 0 {
 				continue
 			}
@@ -311,7 +328,7 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 	}
 	for i, id := range ix.Nodes {
 		bufID := bufferIDAt(nodeIDs, i)
-		srcs := ix.Src[i][:ix.NSrc[i]]
+		srcs := ix.NodeSrc(i)
 		for _, s := range srcs {
 			if s >= 0 {
 				p.allocate(s, bufID)
@@ -374,6 +391,7 @@ func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*
 	return planWith(g, bufts, dynOf, firstOf, dyns, opt)
 }
 
+// planWith plans g with the given dynamic allocators.
 func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions) (*Plan, error) {
 	if g == nil {
 		return nil, fmt.Errorf("plan: nil graph: %w", runtime.ErrGraph)
@@ -393,39 +411,51 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	}
 	ix := g.Index()
 	n := len(ix.Tensors)
-	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix,
-		st: make([]tensorState, n), ext: make([]bool, n), nodePos: make([]int32, n), next: make([]int32, n),
-		blocks: make([]Block, 0, n/2+1), head: make([]int32, 0, n/2+1), tail: make([]int32, 0, n/2+1)}
+	sc := scratchPool.Get().(*planScratch)
+	defer scratchPool.Put(sc)
+	if cap(sc.st) < n {
+		sc.st = make([]tensorState, n)
+	}
+	st := sc.st[:n]
+	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix, st: st}
 	for _, d := range dyns {
 		d.Reset()
 	}
+	// At most one block per tensor that may get memory of its own.
+	nBlocks := 0
 	for i, t := range ix.Tensors {
-		p.st[i].block = -1
-		p.nodePos[i] = -1
-		p.next[i] = -1
 		b := t.Base()
+		ext := false
 		switch {
 		case t.Preallocated || b.Preallocated:
-			p.ext[i] = true
+			ext = true
 		case opt.External != nil:
-			p.ext[i] = opt.External(b)
+			ext = opt.External(b)
 		default:
-			p.ext[i] = b.Buffer != nil
+			ext = b.Buffer != nil
+		}
+		st[i] = tensorState{block: -1, nodePos: -1, next: -1, ext: ext}
+		if !ext && t.ViewSrc == nil {
+			nBlocks++
 		}
 	}
+	if cap(sc.blocks) < nBlocks {
+		sc.blocks = make([]Block, 0, nBlocks)
+	}
+	p.blocks = sc.blocks[:0]
 	for i, id := range ix.Nodes {
-		p.nodePos[id] = int32(i)
+		st[id].nodePos = int32(i)
 	}
 	// Sources must come first: a tensor's memory is taken over or freed by
 	// its consumers, so a source that is the node itself or a later node
 	// (a graph whose tensors were changed after it was built) would
 	// corrupt the plan.
 	for i, id := range ix.Nodes {
-		for j, s := range ix.Src[i][:ix.NSrc[i]] {
-			if s >= 0 && p.nodePos[s] >= int32(i) {
+		for j, s := range ix.NodeSrc(i) {
+			if s >= 0 && st[s].nodePos >= int32(i) {
 				t := ix.Tensors[id]
 				return nil, fmt.Errorf("plan: node %d %q: source %d %q is node %d, not computed before it (a cycle, or sources changed after the graph was built): %w",
-					i, t.Name, j, ix.Tensors[s].Name, p.nodePos[s], runtime.ErrGraph)
+					i, t.Name, j, ix.Tensors[s].Name, st[s].nodePos, runtime.ErrGraph)
 			}
 		}
 	}
@@ -433,16 +463,20 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	if p.err != nil {
 		return nil, fmt.Errorf("plan: %w", p.err)
 	}
-	// Give each block its tensors, in allocation order, from one array.
+	// The plan's blocks, each with its tensors in allocation order, from
+	// one array.
+	blocks := slices.Clone(p.blocks)
+	sc.blocks = p.blocks[:0] // grown by append: keep the larger array
 	members := make([]int32, 0, n)
-	for b := range p.blocks {
+	for b := range blocks {
+		blk := &blocks[b]
 		start := len(members)
-		for id := p.head[b]; id >= 0; id = p.next[id] {
+		for id := blk.First; id >= 0; id = st[id].next {
 			members = append(members, id)
 		}
-		p.blocks[b].First, p.blocks[b].Count = int32(start), int32(len(members)-start)
+		blk.First, blk.Count = int32(start), int32(len(members)-start)
 	}
-	pl := &Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: p.blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
+	pl := &Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
 	if opt.Strategy == StrategyOptimized {
 		if err := optimizeBlocks(pl, dyns); err != nil {
 			return nil, fmt.Errorf("plan (optimized): %w", err)
@@ -470,7 +504,7 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	pl.Placements = make([]Placement, n)
 	for i, t := range ix.Tensors {
 		pl.Placements[i] = Placement{Buffer: -1}
-		if p.ext[i] {
+		if st[i].ext {
 			continue
 		}
 		src := int32(i)
@@ -479,17 +513,17 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 			src = ix.ViewSrc[i]
 			extra = t.ViewOffs
 		}
-		st := p.st[src]
-		if st.block < 0 {
+		ss := &st[src]
+		if ss.block < 0 {
 			continue
 		}
-		b := &pl.Blocks[st.block]
-		size := st.size
+		b := &pl.Blocks[ss.block]
+		size := ss.size
 		if t.ViewSrc != nil {
-			size = bufts[st.bufferID].AllocSize(t)
+			size = bufts[ss.bufferID].AllocSize(t)
 		}
 		pl.Placements[i] = Placement{
-			Buffer: firstOf[dynOf[st.bufferID]],
+			Buffer: firstOf[dynOf[ss.bufferID]],
 			Chunk:  b.At.Chunk,
 			Offset: b.At.Offset + extra,
 			Size:   size,

@@ -172,15 +172,20 @@ type GraphIndex struct {
 	Tensors []*Tensor
 	// Leafs and Nodes give the index of each leaf and node.
 	Leafs, Nodes []int32
-	// Src gives, per node, the index of each source (-1 for none).
-	Src [][MaxSrc]int32
-	// NSrc gives, per node, one past its last source slot in use.
-	NSrc []uint8
+	// SrcStart and SrcIDs give each node's sources: node i's source
+	// slots, up to its last one in use, are SrcIDs[SrcStart[i]:
+	// SrcStart[i+1]], each the index of the source or -1 for an empty
+	// slot (see NodeSrc).
+	SrcStart, SrcIDs []int32
 	// ViewSrc gives, per indexed tensor, the index of its view source (-1).
 	ViewSrc []int32
 	// InGraph marks the indexed tensors that are leafs or nodes.
 	InGraph []bool
 }
+
+// NodeSrc returns the indices of node i's source slots up to its last one
+// in use (-1 for an empty slot).
+func (ix *GraphIndex) NodeSrc(i int) []int32 { return ix.SrcIDs[ix.SrcStart[i]:ix.SrcStart[i+1]] }
 
 // Index returns the graph's tensor numbering, computed once and kept until
 // the graph changes.
@@ -197,25 +202,29 @@ func (g *Graph) Index() *GraphIndex {
 	}
 	nl, nn := len(g.leafs), len(g.nodes)
 	n := nl + nn
-	// One allocation for the int32 tables, one for the tensors.
-	ints := make([]int32, n+n+n/4)
+	// One allocation for the int32 tables (leafs, nodes, view sources of
+	// the graph's own tensors, source starts), one for the tensors.
+	ints := make([]int32, n+n+nn+1)
 	ix := &GraphIndex{
-		Tensors: make([]*Tensor, n, n+n/4),
-		Leafs:   ints[:nl:nl],
-		Nodes:   ints[nl:n:n],
-		Src:     make([][MaxSrc]int32, nn),
-		NSrc:    make([]uint8, nn),
+		Tensors:  make([]*Tensor, n),
+		Leafs:    ints[:nl:nl],
+		Nodes:    ints[nl:n:n],
+		SrcStart: ints[2*n : 2*n+nn+1 : 2*n+nn+1],
 	}
 	copy(ix.Tensors, g.leafs)
 	copy(ix.Tensors[nl:], g.nodes)
-	for i, t := range ix.Tensors {
-		if i < nl {
-			ix.Leafs[i] = int32(i)
-		} else {
-			ix.Nodes[i-nl] = int32(i)
-		}
-		atomic.StoreInt32(&t.indexHint, int32(i))
+	for i := range nl {
+		ix.Leafs[i] = int32(i)
+		atomic.StoreInt32(&g.leafs[i].indexHint, int32(i))
 	}
+	slots := int32(0)
+	for i, nd := range g.nodes {
+		ix.Nodes[i] = int32(nl + i)
+		atomic.StoreInt32(&nd.indexHint, int32(nl+i))
+		ix.SrcStart[i] = slots
+		slots += int32(nd.NumSrc())
+	}
+	ix.SrcStart[nn] = slots
 	inGraph := n
 	// Tensors outside the graph (sources or view sources that are neither
 	// leafs nor nodes) get numbers after the graph's own.
@@ -241,26 +250,27 @@ func (g *Graph) Index() *GraphIndex {
 		ix.Tensors = append(ix.Tensors, t)
 		return k
 	}
+	ix.SrcIDs = make([]int32, slots)
 	for i, nd := range g.nodes {
-		src := &ix.Src[i]
-		ns := 0
-		for j, s := range nd.Src {
-			if s == nil {
-				src[j] = -1
-			} else {
+		src := ix.SrcIDs[ix.SrcStart[i]:ix.SrcStart[i+1]]
+		for j := range src {
+			src[j] = -1
+			if s := nd.Src[j]; s != nil {
 				src[j] = id(s)
-				ns = j + 1
 			}
 		}
-		ix.NSrc[i] = uint8(ns)
 	}
-	viewSrc := ints[n:n]
+	viewSrc := ints[n : 2*n : 2*n]
 	for i := 0; i < len(ix.Tensors); i++ { // grows while view sources are added
 		v := int32(-1)
 		if vs := ix.Tensors[i].ViewSrc; vs != nil {
 			v = id(vs)
 		}
-		viewSrc = append(viewSrc, v)
+		if i < n {
+			viewSrc[i] = v
+		} else {
+			viewSrc = append(viewSrc, v)
+		}
 	}
 	ix.ViewSrc = viewSrc
 	ix.InGraph = make([]bool, len(ix.Tensors))

@@ -217,13 +217,14 @@ func checkIndex(t *testing.T, g *Graph, ix *GraphIndex) {
 		if ix.Tensors[ix.Nodes[i]] != n {
 			t.Fatalf("node %d numbered wrong", i)
 		}
-		for j, s := range n.Src {
-			r := ix.Src[i][j]
+		srcs := ix.NodeSrc(i)
+		if len(srcs) != n.NumSrc() {
+			t.Fatalf("node %d: %d source slots, want %d", i, len(srcs), n.NumSrc())
+		}
+		for j, r := range srcs {
+			s := n.Src[j]
 			if (s == nil) != (r < 0) || s != nil && ix.Tensors[r] != s {
 				t.Fatalf("node %d source %d numbered wrong", i, j)
-			}
-			if s != nil && int(ix.NSrc[i]) <= j {
-				t.Fatalf("node %d: NSrc %d below source %d", i, ix.NSrc[i], j)
 			}
 		}
 	}

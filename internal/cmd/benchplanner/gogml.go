@@ -4,9 +4,37 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/runtime"
 )
+
+// sample is one repetition's time in ns: wall clock and the process's CPU
+// time (gogml's includes its garbage collector's threads; a busy
+// machine's other processes inflate neither side's CPU time).
+type sample struct{ wall, cpu float64 }
+
+// stamp is a point in time for sample.
+type stamp struct {
+	wall time.Time
+	cpu  int64
+}
+
+func processCPU() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+func now() stamp { return stamp{time.Now(), processCPU()} }
+
+func since(t0 stamp) sample {
+	c := processCPU()
+	return sample{float64(time.Since(t0.wall).Nanoseconds()), float64(c - t0.cpu)}
+}
 
 // gogmlGraph is one corpus graph on gogml's side.
 type gogmlGraph struct {
@@ -52,7 +80,7 @@ func (g *gogmlGraph) reserveAlloc(gr *runtime.Graph) (*gallocr.Allocator, error)
 // keeps its numbering between repetitions. The new graphs (over the same
 // tensors) are built before the batch: ggml's side builds its graph once,
 // untimed.
-func (g *gogmlGraph) fresh(reps int, numbering bool) ([]float64, error) {
+func (g *gogmlGraph) fresh(reps int, numbering bool) ([]sample, error) {
 	graphs := make([]*runtime.Graph, reps)
 	for i := range graphs {
 		graphs[i] = g.f.Graph
@@ -65,22 +93,22 @@ func (g *gogmlGraph) fresh(reps int, numbering bool) ([]float64, error) {
 		}
 	}
 	clearPlaces(g.f.Graph.Index())
-	out := make([]float64, reps)
+	out := make([]sample, reps)
 	for i, gr := range graphs {
-		t0 := time.Now()
+		t0 := now()
 		a, err := g.reserveAlloc(gr)
 		if err != nil {
 			return nil, err
 		}
 		a.Free()
-		out[i] = float64(time.Since(t0).Nanoseconds())
+		out[i] = since(t0)
 	}
 	return out, nil
 }
 
 // warm times reps alloc graphs on an allocator reserved once, every tensor
 // placed again each time.
-func (g *gogmlGraph) warm(reps int) ([]float64, error) {
+func (g *gogmlGraph) warm(reps int) ([]sample, error) {
 	gr := g.f.Graph
 	ix := gr.Index()
 	clearPlaces(ix)
@@ -89,14 +117,14 @@ func (g *gogmlGraph) warm(reps int) ([]float64, error) {
 		return nil, err
 	}
 	defer a.Free()
-	out := make([]float64, reps)
+	out := make([]sample, reps)
 	for i := range out {
 		clearPlaces(ix)
-		t0 := time.Now()
+		t0 := now()
 		if err := a.AllocGraph(gr); err != nil {
 			return nil, err
 		}
-		out[i] = float64(time.Since(t0).Nanoseconds())
+		out[i] = since(t0)
 	}
 	return out, nil
 }

@@ -200,8 +200,8 @@ func (s *ggmlSide) plan(id, nTensors int) ([]uint64, []place, error) {
 }
 
 // times runs REPS repetitions of mode (fresh or warm) on graph id and
-// returns each one's nanoseconds.
-func (s *ggmlSide) times(mode string, id, reps int) ([]float64, error) {
+// returns each one's time.
+func (s *ggmlSide) times(mode string, id, reps int) ([]sample, error) {
 	f, err := s.ask("times", "%s %d %d", mode, id, reps)
 	if err != nil {
 		return nil, err
@@ -209,9 +209,16 @@ func (s *ggmlSide) times(mode string, id, reps int) ([]float64, error) {
 	if len(f) != reps {
 		return nil, fmt.Errorf("ggml side: %d times for %d repetitions", len(f), reps)
 	}
-	out := make([]float64, reps)
+	out := make([]sample, reps)
 	for i, x := range f {
-		if out[i], err = strconv.ParseFloat(x, 64); err != nil {
+		w, c, ok := strings.Cut(x, "/")
+		if !ok {
+			return nil, fmt.Errorf("ggml side: time %q is not WALL/CPU", x)
+		}
+		if out[i].wall, err = strconv.ParseFloat(w, 64); err == nil {
+			out[i].cpu, err = strconv.ParseFloat(c, 64)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("ggml side: %w", err)
 		}
 	}

@@ -42,11 +42,13 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	fmt.Fprintf(&b, "# gogml's graph allocator vs ggml's (ggml_gallocr, Debian ggml 0.27.0)\n\n")
 	fmt.Fprintf(&b, "Written by `make bench-planner-vs-ggml` (`go run ./internal/cmd/benchplanner`): %d graphs, %d interleaved rounds, batches of about %s per side and mode, each repetition timed alone; machine: %s; %s; took %s.\n\n",
 		len(res), o.rounds, o.batch, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
-	b.WriteString("Both allocators plan the same graphs: the corpus's graph files, rebuilt on ggml's side as ggml tensors (shapes, strides, ops, sources, views, flags) over buffer types without memory. ")
-	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a graph it has not seen (ggml hashes its tensors inside reserve), and *kept* is gogml with the numbering kept from an earlier reserve. ")
-	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
+	b.WriteString("Both allocators plan the same graphs: the corpus's graph files (and a synthesized llama graph of ~3,000 nodes), rebuilt on ggml's side as ggml tensors (shapes, strides, ops, sources, views, flags) over buffer types without memory. ")
+	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a graph it has not seen (ggml hashes its tensors inside reserve); *kept* is gogml with the numbering kept from an earlier reserve. ")
+	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. ")
+	b.WriteString("Each repetition is timed by the wall clock and by the process's CPU time (gogml's includes its garbage collector's threads; other processes on a busy machine inflate neither). ")
+	b.WriteString("Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
 
-	var fresh, kept, warm summary
+	var sums [2][3]summary // [wall, cpu][fresh, kept, warm]
 	plansEqual, sizesEqual := 0, 0
 	var skipped []*result
 	for _, r := range res {
@@ -54,10 +56,12 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 			skipped = append(skipped, r)
 			continue
 		}
-		m, a := r.figures()
-		fresh.add(r.g.name, m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum])
-		kept.add(r.g.name, m[gogmlFreshKept]/m[ggmlFresh], a[gogmlFreshKept]/m[gogmlFreshKept])
-		warm.add(r.g.name, m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm])
+		for c, cpu := range []bool{false, true} {
+			m, a := r.figures(cpu)
+			sums[c][0].add(r.g.name, m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum])
+			sums[c][1].add(r.g.name, m[gogmlFreshKept]/m[ggmlFresh], a[gogmlFreshKept]/m[gogmlFreshKept])
+			sums[c][2].add(r.g.name, m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm])
+		}
 		if r.sizesEqual {
 			sizesEqual++
 		}
@@ -65,12 +69,12 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 			plansEqual++
 		}
 	}
-	b.WriteString("## Summary\n\n| mode | graphs where gogml ≤ ggml | geometric mean ratio | worst ratio | gogml's largest tail |\n| --- | --- | --- | --- | --- |\n")
-	for _, s := range []struct {
-		name string
-		s    *summary
-	}{{"fresh, numbering counted", &fresh}, {"fresh, numbering kept", &kept}, {"warm", &warm}} {
-		fmt.Fprintf(&b, "| %s | %d of %d | %.2f | %.2f (%s) | %.2f (%s) |\n", s.name, s.s.wins, s.s.n, s.s.geomean(), s.s.worst, s.s.worstGraph, s.s.maxTail, s.s.maxTailGraph)
+	b.WriteString("## Summary\n\n| mode | clock | graphs where gogml ≤ ggml | geometric mean ratio | worst ratio | gogml's largest tail |\n| --- | --- | --- | --- | --- | --- |\n")
+	for k, mode := range []string{"fresh, numbering counted", "fresh, numbering kept", "warm"} {
+		for c, clock := range []string{"wall", "CPU"} {
+			s := &sums[c][k]
+			fmt.Fprintf(&b, "| %s | %s | %d of %d | %.2f | %.2f (%s) | %.2f (%s) |\n", mode, clock, s.wins, s.n, s.geomean(), s.worst, s.worstGraph, s.maxTail, s.maxTailGraph)
+		}
 	}
 	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
 	if len(skipped) > 0 {
@@ -86,15 +90,16 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	}
 	b.WriteString("\n")
 
-	b.WriteString("## Per graph\n\n| graph | nodes | reps | ggml fresh | gogml fresh | ratio | tail | gogml kept | ratio | ggml warm | gogml warm | ratio | tail | ggml tail (fresh) | plan |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	b.WriteString("## Per graph (CPU time; wall-clock ratios at the end)\n\n| graph | nodes | reps | ggml fresh | gogml fresh | ratio | tail | gogml kept | ratio | ggml warm | gogml warm | ratio | tail | ggml tail (fresh) | wall ratio fresh / kept / warm | plan |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	sorted := slices.Clone(res)
 	slices.SortStableFunc(sorted, func(x, y *result) int { return y.nodes - x.nodes })
 	for _, r := range sorted {
 		if r.skip != "" {
 			continue
 		}
-		m, a := r.figures()
+		m, a := r.figures(true)
+		w, _ := r.figures(false)
 		plan := "same"
 		switch {
 		case !r.sizesEqual:
@@ -102,9 +107,10 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 		case r.differ > 0:
 			plan = fmt.Sprintf("sizes same; %d tensors placed differently (%s)", r.differ, r.firstDiff)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d×%d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %.2f | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d×%d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %s |\n",
 			r.g.name, r.nodes, o.rounds, r.reps, m[ggmlFresh], m[gogmlFreshNum], m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum],
-			m[gogmlFreshKept], m[gogmlFreshKept]/m[ggmlFresh], m[ggmlWarm], m[gogmlWarm], m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm], a[ggmlFresh]/m[ggmlFresh], plan)
+			m[gogmlFreshKept], m[gogmlFreshKept]/m[ggmlFresh], m[ggmlWarm], m[gogmlWarm], m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm], a[ggmlFresh]/m[ggmlFresh],
+			w[gogmlFreshNum]/w[ggmlFresh], w[gogmlFreshKept]/w[ggmlFresh], w[gogmlWarm]/w[ggmlWarm], plan)
 	}
 	if o.out == "-" {
 		_, err := os.Stdout.Write(b.Bytes())

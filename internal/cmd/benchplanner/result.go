@@ -24,7 +24,7 @@ type result struct {
 	id      int // the C side's graph id
 	nodes   int
 	reps    int
-	samples [nModes][]float64
+	samples [nModes][]sample
 	// Plan comparison: buffer sizes equal, tensors placed alike, tensors
 	// placed differently (first one described in firstDiff).
 	sizesEqual        bool
@@ -66,7 +66,7 @@ func prepare(c *ggmlSide, g *gogmlGraph, dir string, i int, o options) (*result,
 	if err != nil {
 		return nil, err
 	}
-	per := max(median(probe), 1)
+	per := max(median(wallOf(probe)), 1)
 	r.reps = int(float64(o.batch.Nanoseconds()) / per)
 	r.reps = min(max(r.reps, 5), o.maxReps)
 	return r, nil
@@ -111,16 +111,16 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
 	}
 	type batch struct {
 		mode int
-		run  func() ([]float64, error)
+		run  func() ([]sample, error)
 	}
 	cSide := []batch{
-		{ggmlFresh, func() ([]float64, error) { return c.times("fresh", r.id, r.reps) }},
-		{ggmlWarm, func() ([]float64, error) { return c.times("warm", r.id, r.reps) }},
+		{ggmlFresh, func() ([]sample, error) { return c.times("fresh", r.id, r.reps) }},
+		{ggmlWarm, func() ([]sample, error) { return c.times("warm", r.id, r.reps) }},
 	}
 	goSide := []batch{
-		{gogmlFreshNum, func() ([]float64, error) { return r.g.fresh(r.reps, true) }},
-		{gogmlFreshKept, func() ([]float64, error) { return r.g.fresh(r.reps, false) }},
-		{gogmlWarm, func() ([]float64, error) { return r.g.warm(r.reps) }},
+		{gogmlFreshNum, func() ([]sample, error) { return r.g.fresh(r.reps, true) }},
+		{gogmlFreshKept, func() ([]sample, error) { return r.g.fresh(r.reps, false) }},
+		{gogmlWarm, func() ([]sample, error) { return r.g.warm(r.reps) }},
 	}
 	order := append(cSide, goSide...)
 	if !ggmlFirst {
@@ -160,11 +160,32 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// figures returns every mode's median and mean in ns per node.
-func (r *result) figures() (med, avg [nModes]float64) {
+func wallOf(s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x.wall
+	}
+	return out
+}
+
+func cpuOf(s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x.cpu
+	}
+	return out
+}
+
+// figures returns every mode's median and mean in ns per node, of wall
+// time or (cpu) of CPU time.
+func (r *result) figures(cpu bool) (med, avg [nModes]float64) {
 	n := float64(max(r.nodes, 1))
 	for m := range nModes {
-		med[m], avg[m] = median(r.samples[m])/n, mean(r.samples[m])/n
+		v := wallOf(r.samples[m])
+		if cpu {
+			v = cpuOf(r.samples[m])
+		}
+		med[m], avg[m] = median(v)/n, mean(v)/n
 	}
 	return med, avg
 }

@@ -7,8 +7,9 @@
 //   plan ID        -> "sizes S0 S1 ..." (ggml_gallocr_get_buffer_size per
 //                     buffer-list entry) then "places" and, per tensor,
 //                     "TYPEIDX CHUNK OFFSET" (-1 -1 -1: no place from us)
-//   fresh ID REPS  -> "times T1 ... TREPS": ns per new_n + reserve_n +
-//                     alloc_graph + free, each repetition timed alone
+//   fresh ID REPS  -> "times W1/C1 ... WREPS/CREPS": wall and CPU ns per
+//                     new_n + reserve_n + alloc_graph + free, each
+//                     repetition timed alone
 //   warm ID REPS   -> "times ...": ns per alloc_graph on a reserved
 //                     allocator, every tensor placed again
 //   quit
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "ggml.h"
@@ -117,23 +119,34 @@ struct graph {
 static struct graph ** graphs;
 static int ngraphs;
 
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
+// A repetition's time: wall clock and the process's CPU time (which a
+// busy machine's other processes do not inflate).
+struct stamp { double wall, cpu; };
+static struct stamp now(void) {
+    struct timespec w, c;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    struct stamp s = { w.tv_sec * 1e9 + w.tv_nsec, c.tv_sec * 1e9 + c.tv_nsec };
+    return s;
+}
+static struct stamp since(struct stamp t0) {
+    struct stamp t = now();
+    t.wall -= t0.wall;
+    t.cpu -= t0.cpu;
+    return t;
 }
 
 static int lookup_type(const char * s) {
     for (int i = 0; i < GGML_TYPE_COUNT; i++) {
         const char * n = ggml_type_name((enum ggml_type)i);
-        if (n && strcmp(n, s) == 0) return i;
+        if (n && strcasecmp(n, s) == 0) return i;
     }
     return -1;
 }
 static int lookup_op(const char * s) {
     for (int i = 0; i < GGML_OP_COUNT; i++) {
         const char * n = ggml_op_name((enum ggml_op)i);
-        if (n && strcmp(n, s) == 0) return i;
+        if (n && strcasecmp(n, s) == 0) return i;
     }
     return -1;
 }
@@ -324,9 +337,9 @@ static void plan(int id) {
     reset_places(G);
 }
 
-static void times(const double * ns, int reps) {
+static void times(const struct stamp * ns, int reps) {
     printf("times");
-    for (int i = 0; i < reps; i++) printf(" %.0f", ns[i]);
+    for (int i = 0; i < reps; i++) printf(" %.0f/%.0f", ns[i].wall, ns[i].cpu);
     printf("\n");
     fflush(stdout);
 }
@@ -334,14 +347,14 @@ static void times(const double * ns, int reps) {
 static void fresh(int id, int reps) {
     struct graph * G = get(id);
     if (!G) return;
-    double * ns = calloc(reps, sizeof *ns);
+    struct stamp * ns = calloc(reps, sizeof *ns);
     reset_places(G);
     for (int r = 0; r < reps; r++) {
-        double t0 = now_ns();
+        struct stamp t0 = now();
         ggml_gallocr_t a = ggml_gallocr_new_n(G->list, G->nbuf);
         bool ok = ggml_gallocr_reserve_n(a, G->g, G->node_ids, G->leaf_ids) && ggml_gallocr_alloc_graph(a, G->g);
         ggml_gallocr_free(a);
-        ns[r] = now_ns() - t0;
+        ns[r] = since(t0);
         reset_places(G);
         if (!ok) {
             printf("error reserve or alloc failed\n");
@@ -357,7 +370,7 @@ static void fresh(int id, int reps) {
 static void warm(int id, int reps) {
     struct graph * G = get(id);
     if (!G) return;
-    double * ns = calloc(reps, sizeof *ns);
+    struct stamp * ns = calloc(reps, sizeof *ns);
     reset_places(G);
     ggml_gallocr_t a = reserve_alloc(G);
     if (!a) {
@@ -366,9 +379,9 @@ static void warm(int id, int reps) {
     }
     for (int r = 0; r < reps; r++) {
         reset_places(G);
-        double t0 = now_ns();
+        struct stamp t0 = now();
         bool ok = ggml_gallocr_alloc_graph(a, G->g);
-        ns[r] = now_ns() - t0;
+        ns[r] = since(t0);
         if (!ok) {
             printf("error alloc failed\n");
             fflush(stdout);
