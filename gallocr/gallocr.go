@@ -43,6 +43,8 @@ type Allocator struct {
 	lastIndex *runtime.GraphIndex
 
 	plan *Plan // the last successful reserve; nil before one or after an error
+	// planMem holds plan's arrays, reused once plan is replaced or freed.
+	planMem *planMemory
 	// deferred collects views met before their base had a place.
 	deferred []*runtime.Tensor
 }
@@ -115,14 +117,25 @@ func (a *Allocator) Reserve(g *runtime.Graph) error { return a.ReserveN(g, nil, 
 // allocated, nothing of this allocator stays allocated. Either way Reserve
 // may be called again.
 func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
+	mem := planMemPool.Get().(*planMemory)
 	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
-	})
+	}, mem)
 	if err != nil {
+		planMemPool.Put(mem)
 		return fmt.Errorf("gallocr: reserve: %w", err)
 	}
-	a.plan = pl
+	a.setPlan(pl, mem)
 	return a.reallocate(pl)
+}
+
+// setPlan makes pl (with its arrays in mem) the allocator's plan and hands
+// the arrays of the plan it replaces back for reuse.
+func (a *Allocator) setPlan(pl *Plan, mem *planMemory) {
+	if a.planMem != nil {
+		planMemPool.Put(a.planMem)
+	}
+	a.plan, a.planMem = pl, mem
 }
 
 // reallocate gives each dynamic allocator one buffer per chunk of at least
@@ -185,7 +198,7 @@ func (a *Allocator) freeAll() {
 	for d := range a.buffers {
 		a.releaseDyn(d)
 	}
-	a.plan = nil
+	a.setPlan(nil, nil)
 }
 
 // Free releases every buffer of the allocator. The tensors of the graph it
@@ -215,7 +228,10 @@ func (a *Allocator) planIndex() *runtime.GraphIndex {
 	return a.plan.Index
 }
 
-// Plan returns the plan of the last successful reserve (nil before).
+// Plan returns the plan of the last successful reserve (nil before). The
+// plan's arrays (placements, blocks, members) are the allocator's: they
+// stay valid until its next successful reserve or Free, which reuse them;
+// PlanGraph returns plans of their own.
 func (a *Allocator) Plan() *Plan { return a.plan }
 
 // Buffers returns the backend buffers of buffer-list entry i, one per chunk.

@@ -109,7 +109,7 @@ func planWithIndexAt(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptio
 		dd.indexAt = indexAt
 		dyns[d] = dd
 	}
-	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt)
+	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt, nil)
 	return pl, dyns, err
 }
 

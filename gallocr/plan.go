@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 
 	"github.com/gogml/gogml/runtime"
@@ -122,6 +121,30 @@ type planScratch struct {
 // graph on a new allocator allocates only the plan itself (see
 // RATIONALE.md, "Planner scratch from a sync.Pool").
 var scratchPool = sync.Pool{New: func() any { return new(planScratch) }}
+
+// planMemory holds the arrays of an Allocator's plan; the allocator hands
+// them back (to planMemPool) when a later reserve or Free replaces the
+// plan.
+type planMemory struct {
+	placements []Placement
+	blocks     []Block
+	members    []int32
+}
+
+var planMemPool = sync.Pool{New: func() any { return new(planMemory) }}
+
+// take returns pm's array of n elements (reused when large enough) and
+// keeps it in pm; a nil pm always allocates.
+func take[T any](pm *planMemory, field *[]T, n int) []T {
+	if pm != nil && cap(*field) >= n {
+		return (*field)[:n]
+	}
+	v := make([]T, n)
+	if pm != nil {
+		*field = v
+	}
+	return v
+}
 
 // planner holds the per-graph state of one planning pass.
 type planner struct {
@@ -388,11 +411,12 @@ func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*
 		}
 		dyns[d] = dd
 	}
-	return planWith(g, bufts, dynOf, firstOf, dyns, opt)
+	return planWith(g, bufts, dynOf, firstOf, dyns, opt, nil)
 }
 
-// planWith plans g with the given dynamic allocators.
-func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions) (*Plan, error) {
+// planWith plans g with the given dynamic allocators. The plan's arrays
+// come from pm when it is not nil (an Allocator's recycled plan memory).
+func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions, pm *planMemory) (*Plan, error) {
 	if g == nil {
 		return nil, fmt.Errorf("plan: nil graph: %w", runtime.ErrGraph)
 	}
@@ -465,9 +489,20 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	}
 	// The plan's blocks, each with its tensors in allocation order, from
 	// one array.
-	blocks := slices.Clone(p.blocks)
+	var blocks []Block
+	if pm != nil {
+		blocks = take(pm, &pm.blocks, len(p.blocks))
+	} else {
+		blocks = make([]Block, len(p.blocks))
+	}
+	copy(blocks, p.blocks)
 	sc.blocks = p.blocks[:0] // grown by append: keep the larger array
-	members := make([]int32, 0, n)
+	var members []int32
+	if pm != nil {
+		members = take(pm, &pm.members, n)[:0]
+	} else {
+		members = make([]int32, 0, n)
+	}
 	for b := range blocks {
 		blk := &blocks[b]
 		start := len(members)
@@ -501,7 +536,11 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	for i := range bufts {
 		pl.Chunks[i] = dynChunks[dynOf[i]]
 	}
-	pl.Placements = make([]Placement, n)
+	if pm != nil {
+		pl.Placements = take(pm, &pm.placements, n)
+	} else {
+		pl.Placements = make([]Placement, n)
+	}
 	for i, t := range ix.Tensors {
 		pl.Placements[i] = Placement{Buffer: -1}
 		if st[i].ext {
