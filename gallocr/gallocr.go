@@ -35,6 +35,8 @@ type Allocator struct {
 	// (oldest first in retiredOrder), so tensors still naming them are
 	// recognised as its own and placed again rather than taken for memory
 	// held elsewhere.
+	// retired indexes retiredOrder once it is longer than retiredScan
+	// (nil before: a short list is scanned).
 	retired      map[runtime.Buffer]struct{}
 	retiredOrder []runtime.Buffer
 	strategy     Strategy
@@ -66,7 +68,7 @@ func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
 	if len(bufts) == 0 {
 		return nil, fmt.Errorf("gallocr: empty buffer list: %w", ErrBufferID)
 	}
-	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...), retired: map[runtime.Buffer]struct{}{}}
+	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...)}
 	for i, bt := range bufts {
 		if bt == nil {
 			return nil, fmt.Errorf("gallocr: buffer type %d is nil", i)
@@ -99,8 +101,24 @@ func (a *Allocator) ours(buf runtime.Buffer) bool {
 			}
 		}
 	}
-	_, ok := a.retired[buf]
-	return ok
+	return a.isRetired(buf)
+}
+
+// retiredScan is the length up to which the retired buffers are scanned
+// rather than looked up in a map.
+const retiredScan = 8
+
+func (a *Allocator) isRetired(buf runtime.Buffer) bool {
+	if a.retired != nil {
+		_, ok := a.retired[buf]
+		return ok
+	}
+	for _, b := range a.retiredOrder {
+		if b == buf {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *Allocator) external(base *runtime.Tensor) bool {
@@ -181,15 +199,23 @@ const maxRetired = 64
 func (a *Allocator) releaseDyn(d int) {
 	for _, b := range a.buffers[d] {
 		b.Free()
-		if _, ok := a.retired[b]; ok {
+		if a.isRetired(b) {
 			continue
 		}
 		if len(a.retiredOrder) == maxRetired {
 			delete(a.retired, a.retiredOrder[0])
 			a.retiredOrder = append(a.retiredOrder[:0], a.retiredOrder[1:]...)
 		}
-		a.retired[b] = struct{}{}
 		a.retiredOrder = append(a.retiredOrder, b)
+		switch {
+		case a.retired != nil:
+			a.retired[b] = struct{}{}
+		case len(a.retiredOrder) > retiredScan:
+			a.retired = make(map[runtime.Buffer]struct{}, maxRetired)
+			for _, r := range a.retiredOrder {
+				a.retired[r] = struct{}{}
+			}
+		}
 	}
 	a.buffers[d] = nil
 }

@@ -350,7 +350,12 @@ func TestAllocGraphAfterOtherAllocatorFreed(t *testing.T) {
 	if err := a.AllocGraph(g); err != nil {
 		t.Fatal(err)
 	}
+	freed := a.Buffers(0)
 	a.Free()
+	// A few freed buffers are scanned, not hashed.
+	if a.retired != nil || len(a.retiredOrder) != 1 || !a.ours(freed[0]) {
+		t.Fatalf("after one free: map %v, %d remembered, ours %v", a.retired != nil, len(a.retiredOrder), a.ours(freed[0]))
+	}
 	b, _ := New(host)
 	if err := b.AllocGraph(g); err != nil {
 		t.Fatal(err)
@@ -375,6 +380,11 @@ func TestAllocGraphAfterOtherAllocatorFreed(t *testing.T) {
 		}
 		if i%2 == 0 {
 			a.Free()
+		}
+	}
+	for _, r := range a.retiredOrder {
+		if !a.ours(r) {
+			t.Fatal("a remembered buffer is not recognised")
 		}
 	}
 	if len(a.retired) > maxRetired || len(a.retiredOrder) != len(a.retired) {

@@ -180,6 +180,9 @@ func lookupBufferType(seen map[runtime.BufferType]int, bt runtime.BufferType) (d
 // share one dynamic allocator, as in ggml. A map keeps it linear in the
 // length of the list.
 func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
+	if len(bufts) == 1 {
+		return []int{0}, []int{0}
+	}
 	dynOf = make([]int, len(bufts))
 	seen := make(map[runtime.BufferType]int)
 	for i, bt := range bufts {
