@@ -233,9 +233,9 @@ func (a *Allocator) freeAll() {
 // them anew; tensors of graphs allocated before still name the freed
 // buffers until they are allocated again. The allocator can reserve again.
 func (a *Allocator) Free() {
-	for _, ix := range []*runtime.GraphIndex{a.lastIndex, a.planIndex()} {
-		if ix == nil {
-			continue
+	for k, ix := range []*runtime.GraphIndex{a.lastIndex, a.planIndex()} {
+		if ix == nil || k == 1 && ix == a.lastIndex {
+			continue // none, or the graph just unbound
 		}
 		for _, t := range ix.Tensors {
 			if t.Buffer != nil && !t.Preallocated && a.ours(t.Buffer) {

@@ -105,17 +105,14 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
-	if len(skipped) > 0 {
-		fmt.Fprintf(&b, "%d graphs are not compared: ggml 0.27.0 cannot plan them (its buffer types may not pad a tensor's alloc size beyond its bytes, which the corpus's `alloc_pad` does):", len(skipped))
-		for i, r := range skipped {
-			sep := ", "
-			if i == 0 {
-				sep = " "
-			}
-			fmt.Fprintf(&b, "%s%s", sep, r.g.name)
+	var unpadded []*result
+	for _, r := range res {
+		if r.unpadded != "" && r.skip == "" {
+			unpadded = append(unpadded, r)
 		}
-		b.WriteString(".\n")
 	}
+	listGraphs(&b, unpadded, fmt.Sprintf("%d graphs (marked † below) are compared with their buffer types' `alloc_pad` dropped on both sides: ggml 0.27.0 asserts that a buffer type pads no tensor's alloc size beyond its bytes (but for quantized types and a few ops), which `alloc_pad` does:", len(unpadded)))
+	listGraphs(&b, skipped, fmt.Sprintf("%d graphs are not compared (ggml cannot plan them even so):", len(skipped)))
 	b.WriteString("\n")
 
 	b.WriteString("## Per graph (CPU time; wall-clock ratios at the end)\n\n| graph | nodes | reps | ggml fresh | gogml fresh | ratio | tail | gogml kept | ratio | ggml warm | gogml warm | ratio | tail | ggml tail (fresh) | wall ratio fresh / kept / warm | plan |\n")
@@ -136,7 +133,7 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 			plan = fmt.Sprintf("sizes same; %d tensors placed differently (%s)", r.differ, r.firstDiff)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d×%d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %s |\n",
-			r.g.name, r.nodes, o.rounds, r.reps, m[ggmlFresh], m[gogmlFreshNum], m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum],
+			r.g.name+map[bool]string{false: "", true: " †"}[r.unpadded != ""], r.nodes, o.rounds, r.reps, m[ggmlFresh], m[gogmlFreshNum], m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum],
 			m[gogmlFreshKept], m[gogmlFreshKept]/m[ggmlFresh], m[ggmlWarm], m[gogmlWarm], m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm], a[ggmlFresh]/m[ggmlFresh],
 			w[gogmlFreshNum]/w[ggmlFresh], w[gogmlFreshKept]/w[ggmlFresh], w[gogmlWarm]/w[ggmlWarm], plan)
 	}
@@ -150,4 +147,20 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	fmt.Fprintf(os.Stderr, "benchplanner: wrote %s\n", o.out)
 	os.Stderr.Write(b.Bytes()[:bytes.Index(b.Bytes(), []byte("## Per graph"))])
 	return nil
+}
+
+// listGraphs writes intro and the names of rs, if any.
+func listGraphs(b *bytes.Buffer, rs []*result, intro string) {
+	if len(rs) == 0 {
+		return
+	}
+	b.WriteString(intro)
+	for i, r := range rs {
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		fmt.Fprintf(b, "%s%s", sep, r.g.name)
+	}
+	b.WriteString(".\n")
 }

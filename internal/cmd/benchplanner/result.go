@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gogml/gogml/runtime"
 )
 
 // Timed modes, in the order of the report's columns.
@@ -31,32 +33,28 @@ type result struct {
 	same, differ      int
 	ggmlSizes, gSizes []uint64
 	firstDiff         string
-	// skip says why ggml cannot plan the graph ("": it can).
-	skip string
+	// skip says why ggml cannot plan the graph ("": it can); unpadded,
+	// why the graph is compared with its alloc_pad dropped ("": as is).
+	skip, unpadded string
 }
 
 // prepare hands graph g to the C side, compares both plans and sizes a
-// batch of repetitions to about o.batch of ggml's fresh time.
+// batch of repetitions to about o.batch of ggml's fresh time. A graph
+// whose alloc_pad ggml 0.27.0 refuses is compared without it, on both
+// sides.
 func prepare(c *ggmlSide, g *gogmlGraph, dir string, i int, o options) (*result, error) {
-	path := filepath.Join(dir, fmt.Sprintf("g%03d.txt", i))
-	file, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	err = writeGraphText(file, g.f)
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
 	r := &result{g: g, nodes: g.f.Graph.NumNodes()}
-	r.id, err = c.load(path)
-	if err != nil {
-		if msg, ok := strings.CutPrefix(err.Error(), "ggml side: unsupported: "); ok {
+	var err error
+	r.id, err = load(c, g, filepath.Join(dir, fmt.Sprintf("g%03d.txt", i)))
+	if msg, ok := unsupported(err); ok {
+		r.g, r.unpadded = unpadded(g), msg
+		r.id, err = load(c, r.g, filepath.Join(dir, fmt.Sprintf("g%03d-unpadded.txt", i)))
+		if msg, ok := unsupported(err); ok {
 			r.skip = msg
 			return r, nil
 		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := r.compare(c); err != nil {
@@ -70,6 +68,44 @@ func prepare(c *ggmlSide, g *gogmlGraph, dir string, i int, o options) (*result,
 	r.reps = int(float64(o.batch.Nanoseconds()) / per)
 	r.reps = min(max(r.reps, 5), o.maxReps)
 	return r, nil
+}
+
+// load writes g's text form to path and hands it to the C side.
+func load(c *ggmlSide, g *gogmlGraph, path string) (int, error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	err = writeGraphText(file, g.f)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return c.load(path)
+}
+
+// unsupported reports whether err is the C side refusing a graph ggml
+// cannot plan, and why.
+func unsupported(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	return strings.CutPrefix(err.Error(), "ggml side: unsupported: ")
+}
+
+// unpadded returns g with every buffer type's alloc_pad dropped (the same
+// tensors and graph).
+func unpadded(g *gogmlGraph) *gogmlGraph {
+	f := *g.f
+	f.BufferTypes = make([]*runtime.VirtualBufferType, len(g.f.BufferTypes))
+	for i, bt := range g.f.BufferTypes {
+		c := *bt
+		c.AllocPad = 1
+		f.BufferTypes[i] = &c
+	}
+	return newGogmlGraph(g.name, &f)
 }
 
 // compare plans the graph on both sides and records where they differ.
