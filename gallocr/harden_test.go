@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,6 +286,29 @@ func TestDynIndexManyBufferTypes(t *testing.T) {
 	}
 	if _, err := PlanGraph(g, bufts, PlanOptions{NodeBufferIDs: ids}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDynIndexScanMatchesMap: short buffer lists, grouped by pairwise
+// comparison, get the groups the map gives, with repeats, equal values,
+// nil, and types that cannot be compared or hashed.
+func TestDynIndexScanMatchesMap(t *testing.T) {
+	host := &runtime.VirtualBufferType{TypeName: "host", Align: 32, Max: runtime.NoMaxSize}
+	dev := &runtime.VirtualBufferType{TypeName: "dev", Align: 64, Max: runtime.NoMaxSize}
+	for _, bufts := range [][]runtime.BufferType{
+		{host, dev},
+		{host, host},
+		{host, dev, host, dev},
+		{sliceType{host, nil}, sliceType{host, nil}, host},
+		{boxType{host, []int{1}}, boxType{host, []int{1}}, boxType{host, 1}, boxType{host, 1}},
+		{nil, host, nil, host},
+		{dev, boxType{host, 1}, sliceType{dev, nil}, boxType{host, 1}, dev, host, boxType{host, []int{2}}, host},
+	} {
+		gotOf, gotFirst := dynIndexScan(bufts)
+		wantOf, wantFirst := dynIndexMap(bufts)
+		if !slices.Equal(gotOf, wantOf) || !slices.Equal(gotFirst, wantFirst) {
+			t.Errorf("%d entries: scan %v %v, map %v %v", len(bufts), gotOf, gotFirst, wantOf, wantFirst)
+		}
 	}
 }
 

@@ -180,9 +180,64 @@ func lookupBufferType(seen map[runtime.BufferType]int, bt runtime.BufferType) (d
 // share one dynamic allocator, as in ggml. A map keeps it linear in the
 // length of the list.
 func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
-	if len(bufts) == 1 {
+	switch {
+	case len(bufts) == 1:
 		return []int{0}, []int{0}
+	case len(bufts) <= dynScan:
+		return dynIndexScan(bufts)
 	}
+	return dynIndexMap(bufts)
+}
+
+// dynScan is the list length up to which dynIndex compares entries pairwise
+// instead of hashing them.
+const dynScan = 8
+
+// dynIndexScan is dynIndex by pairwise comparison: the same groups as
+// dynIndexMap (an entry that cannot be hashed cannot be compared either,
+// and equal keys are equal values), without building a map.
+func dynIndexScan(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
+	dynOf = make([]int, len(bufts))
+	var hashable [dynScan]bool
+	for i, bt := range bufts {
+		hashable[i] = comparableBufferType(bt)
+		dynOf[i] = -1
+		if hashable[i] {
+			for d, f := range firstOf {
+				if hashable[f] && sameBufferType(bufts[f], bt) {
+					dynOf[i] = d
+					break
+				}
+			}
+		}
+		if dynOf[i] < 0 {
+			dynOf[i] = len(firstOf)
+			firstOf = append(firstOf, i)
+		}
+	}
+	return dynOf, firstOf
+}
+
+// comparableBufferType reports whether bt can be a map key (and so be
+// compared with ==): not nil, of a comparable dynamic type, and holding no
+// value that is not (comparing it with itself would panic).
+func comparableBufferType(bt runtime.BufferType) (ok bool) {
+	if bt == nil || !reflect.TypeOf(bt).Comparable() {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	sameBufferType(bt, bt) // panics on a value that cannot be compared
+	return true
+}
+
+func sameBufferType(a, b runtime.BufferType) bool { return a == b }
+
+// dynIndexMap is dynIndex through a map: linear in the list's length.
+func dynIndexMap(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
 	dynOf = make([]int, len(bufts))
 	seen := make(map[runtime.BufferType]int)
 	for i, bt := range bufts {

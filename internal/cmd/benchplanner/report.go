@@ -46,6 +46,7 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a graph it has not seen (ggml hashes its tensors inside reserve); *kept* is gogml with the numbering kept from an earlier reserve. ")
 	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. ")
 	b.WriteString("Each repetition is timed by the wall clock and by the process's CPU time (gogml's includes its garbage collector's threads; other processes on a busy machine inflate neither). ")
+	b.WriteString("gogml's garbage collector runs when it will: a collection started by one batch's garbage (the new graphs built for the numbering batches, the plans) is timed in whichever batch it overlaps, so even *warm*, which allocates nothing, shows a tail. ")
 	b.WriteString("Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
 
 	var sums [2][3]summary // [wall, cpu][fresh, kept, warm]
@@ -69,23 +70,24 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 			plansEqual++
 		}
 	}
-	// The fresh path's tail on each side: mean ÷ median, averaged over
-	// graphs, and how many stay within 1.2.
-	var tails [2][2]struct {
+	// Each mode's tail: mean ÷ median, averaged over graphs, and how many
+	// stay within 1.2.
+	type tail struct {
 		sum    float64
 		within int
-	} // [wall, cpu][gogml, ggml]
+	}
+	var tails [2][nModes]tail // [wall, cpu][mode]
 	for _, r := range res {
 		if r.skip != "" {
 			continue
 		}
 		for c, cpu := range []bool{false, true} {
 			m, a := r.figures(cpu)
-			for side, mode := range []int{gogmlFreshNum, ggmlFresh} {
+			for mode := range nModes {
 				t := a[mode] / m[mode]
-				tails[c][side].sum += t
+				tails[c][mode].sum += t
 				if t <= 1.2 {
-					tails[c][side].within++
+					tails[c][mode].within++
 				}
 			}
 		}
@@ -98,12 +100,15 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 		}
 	}
 	compared := max(len(res)-len(skipped), 1)
+	b.WriteString("\nTails (mean ÷ median of single repetitions, averaged over graphs; in brackets, graphs within 1.2):\n\n| clock | ggml fresh | gogml fresh, numbering counted | gogml fresh, numbering kept | ggml warm | gogml warm |\n| --- | --- | --- | --- | --- | --- |\n")
 	for c, clock := range []string{"wall", "CPU"} {
-		g, m := tails[c][0], tails[c][1]
-		fmt.Fprintf(&b, "\nTail of the fresh path (%s time, mean ÷ median, numbering counted): gogml %.2f on average, within 1.2 on %d of %d graphs; ggml %.2f, within 1.2 on %d.",
-			clock, g.sum/float64(compared), g.within, compared, m.sum/float64(compared), m.within)
+		fmt.Fprintf(&b, "| %s |", clock)
+		for _, mode := range []int{ggmlFresh, gogmlFreshNum, gogmlFreshKept, ggmlWarm, gogmlWarm} {
+			t := tails[c][mode]
+			fmt.Fprintf(&b, " %.2f (%d of %d) |", t.sum/float64(compared), t.within, compared)
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
 	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
 	var unpadded []*result
 	for _, r := range res {
