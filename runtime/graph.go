@@ -202,14 +202,14 @@ func (g *Graph) Index() *GraphIndex {
 	}
 	nl, nn := len(g.leafs), len(g.nodes)
 	n := nl + nn
-	// One allocation for the int32 tables (leafs, nodes, view sources of
-	// the graph's own tensors, source starts), one for the tensors.
-	ints := make([]int32, n+n+nn+1)
+	// Separate tables rather than one: each stays a small allocation (at
+	// most 32 KiB, served from the allocator's per-size caches) longer
+	// than one table of everything would.
 	ix := &GraphIndex{
 		Tensors:  make([]*Tensor, n),
-		Leafs:    ints[:nl:nl],
-		Nodes:    ints[nl:n:n],
-		SrcStart: ints[2*n : 2*n+nn+1 : 2*n+nn+1],
+		Leafs:    make([]int32, nl),
+		Nodes:    make([]int32, nn),
+		SrcStart: make([]int32, nn+1),
 	}
 	copy(ix.Tensors, g.leafs)
 	copy(ix.Tensors[nl:], g.nodes)
@@ -260,7 +260,7 @@ func (g *Graph) Index() *GraphIndex {
 			}
 		}
 	}
-	viewSrc := ints[n : 2*n : 2*n]
+	viewSrc := make([]int32, n)
 	for i := 0; i < len(ix.Tensors); i++ { // grows while view sources are added
 		v := int32(-1)
 		if vs := ix.Tensors[i].ViewSrc; vs != nil {

@@ -66,7 +66,7 @@ func prepare(c *ggmlSide, g *gogmlGraph, dir string, i int, o options) (*result,
 	}
 	per := max(median(wallOf(probe)), 1)
 	r.reps = int(float64(o.batch.Nanoseconds()) / per)
-	r.reps = min(max(r.reps, 5), o.maxReps)
+	r.reps = min(max(r.reps, 10), o.maxReps)
 	return r, nil
 }
 
