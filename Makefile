@@ -28,6 +28,7 @@ help:
 	@echo "make ggml-conformance  regenerate docs/ggml-conformance.md (every op, CPU and OpenGL; long)"
 	@echo "make gguf-peer    the GGUF tests against Debian's python3-gguf"
 	@echo "make test-simd-levels  the kernel and CPU backend tests at each SIMD level (GOGML_CPU=generic|avx2|avx512)"
+	@echo "make bench-planner-vs-ggml gogml's graph allocator vs ggml 0.27.0's ggml_gallocr on every corpus graph, interleaved; writes docs/planner-bench.md"
 	@echo "make bench-vs-ggml gogml's CPU backend vs ggml 0.27.0 test-backend-ops perf, same shapes, interleaved; writes docs/performance.md"
 	@echo "make bench-vs-llama gogml run -model vs llama.cpp's llama-bench and llama-completion on the same GGUF files; writes docs/llama-bench.md"
 	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
@@ -224,3 +225,18 @@ test-simd-levels:
 asm:
 	cd internal/kernels/cpukernels/vec && $(GO) generate . && $(GO) run ./asmgen -check
 # --- end asm ---
+
+# --- bench-planner-vs-ggml ---
+# make bench-planner-vs-ggml: gogml's graph allocator (gallocr) and
+# ggml 0.27.0's ggml_gallocr side by side on every graph of
+# ../shared/conformance (plus a synthesized 96-layer, ~3,000-node llama
+# graph): fresh allocator reserve + alloc (gogml also numbering a new
+# graph) and warm alloc, interleaved rounds, each repetition timed alone;
+# also checks that both place every tensor alike. The C side is built with
+# the system gcc against the peer sysroot. Writes docs/planner-bench.md
+# (~1-2 min); BENCHPLANNER_FLAGS to change it (-rounds, -graphs REGEXP).
+.PHONY: bench-planner-vs-ggml
+BENCHPLANNER_FLAGS ?=
+bench-planner-vs-ggml: ggml-peer
+	$(GO) run ./internal/cmd/benchplanner $(BENCHPLANNER_FLAGS)
+# --- end bench-planner-vs-ggml ---

@@ -75,3 +75,28 @@ func BenchmarkAllocGraphWarm(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.NumNodes()), "ns/node")
 }
+
+// BenchmarkReserveFreshNumbered is BenchmarkReserveFresh with a graph the
+// allocator has not seen each time, so the graph's tensor numbering
+// (runtime.Graph.Index) is part of the time, as for a graph built anew
+// per token. The graphs are built in batches outside the timer.
+func BenchmarkReserveFreshNumbered(b *testing.B) {
+	f := loadBig(b)
+	var spare []*runtime.Graph
+	benchReserve(b, f, func() *runtime.Graph {
+		if len(spare) == 0 {
+			b.StopTimer()
+			for range 64 {
+				g, err := runtime.NewGraphFrom(f.Graph.Leafs(), f.Graph.Nodes())
+				if err != nil {
+					b.Fatal(err)
+				}
+				spare = append(spare, g)
+			}
+			b.StartTimer()
+		}
+		g := spare[len(spare)-1]
+		spare = spare[:len(spare)-1]
+		return g
+	})
+}

@@ -163,6 +163,9 @@ func (c *chunk) index() {
 
 // reset leaves the chunk with the one free block b, in list mode.
 func (c *chunk) reset(b freeBlock) {
+	if cap(c.free) == 0 {
+		c.free = make([]freeBlock, 0, 8) // room for a few freed blocks at once
+	}
 	c.free = append(c.free[:0], b)
 	c.indexed = false
 	c.highest = 0

@@ -121,7 +121,7 @@ func checkPlanSteps(t *testing.T, g *runtime.Graph, bufts []runtime.BufferType, 
 			birth[id] = -1
 		}
 		birth[id] = min(birth[id], i)
-		for _, s := range ix.Src[i] {
+		for _, s := range ix.NodeSrc(i) {
 			if s < 0 {
 				continue
 			}

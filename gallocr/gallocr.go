@@ -35,6 +35,8 @@ type Allocator struct {
 	// (oldest first in retiredOrder), so tensors still naming them are
 	// recognised as its own and placed again rather than taken for memory
 	// held elsewhere.
+	// retired indexes retiredOrder once it is longer than retiredScan
+	// (nil before: a short list is scanned).
 	retired      map[runtime.Buffer]struct{}
 	retiredOrder []runtime.Buffer
 	strategy     Strategy
@@ -43,6 +45,8 @@ type Allocator struct {
 	lastIndex *runtime.GraphIndex
 
 	plan *Plan // the last successful reserve; nil before one or after an error
+	// planMem holds plan's arrays, reused once plan is replaced or freed.
+	planMem *planMemory
 	// deferred collects views met before their base had a place.
 	deferred []*runtime.Tensor
 }
@@ -64,7 +68,7 @@ func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
 	if len(bufts) == 0 {
 		return nil, fmt.Errorf("gallocr: empty buffer list: %w", ErrBufferID)
 	}
-	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...), retired: map[runtime.Buffer]struct{}{}}
+	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...)}
 	for i, bt := range bufts {
 		if bt == nil {
 			return nil, fmt.Errorf("gallocr: buffer type %d is nil", i)
@@ -97,8 +101,24 @@ func (a *Allocator) ours(buf runtime.Buffer) bool {
 			}
 		}
 	}
-	_, ok := a.retired[buf]
-	return ok
+	return a.isRetired(buf)
+}
+
+// retiredScan is the length up to which the retired buffers are scanned
+// rather than looked up in a map.
+const retiredScan = 8
+
+func (a *Allocator) isRetired(buf runtime.Buffer) bool {
+	if a.retired != nil {
+		_, ok := a.retired[buf]
+		return ok
+	}
+	for _, b := range a.retiredOrder {
+		if b == buf {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *Allocator) external(base *runtime.Tensor) bool {
@@ -115,14 +135,25 @@ func (a *Allocator) Reserve(g *runtime.Graph) error { return a.ReserveN(g, nil, 
 // allocated, nothing of this allocator stays allocated. Either way Reserve
 // may be called again.
 func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
+	mem := planMemPool.Get().(*planMemory)
 	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
-	})
+	}, mem)
 	if err != nil {
+		planMemPool.Put(mem)
 		return fmt.Errorf("gallocr: reserve: %w", err)
 	}
-	a.plan = pl
+	a.setPlan(pl, mem)
 	return a.reallocate(pl)
+}
+
+// setPlan makes pl (with its arrays in mem) the allocator's plan and hands
+// the arrays of the plan it replaces back for reuse.
+func (a *Allocator) setPlan(pl *Plan, mem *planMemory) {
+	if a.planMem != nil {
+		planMemPool.Put(a.planMem)
+	}
+	a.plan, a.planMem = pl, mem
 }
 
 // reallocate gives each dynamic allocator one buffer per chunk of at least
@@ -168,15 +199,23 @@ const maxRetired = 64
 func (a *Allocator) releaseDyn(d int) {
 	for _, b := range a.buffers[d] {
 		b.Free()
-		if _, ok := a.retired[b]; ok {
+		if a.isRetired(b) {
 			continue
 		}
 		if len(a.retiredOrder) == maxRetired {
 			delete(a.retired, a.retiredOrder[0])
 			a.retiredOrder = append(a.retiredOrder[:0], a.retiredOrder[1:]...)
 		}
-		a.retired[b] = struct{}{}
 		a.retiredOrder = append(a.retiredOrder, b)
+		switch {
+		case a.retired != nil:
+			a.retired[b] = struct{}{}
+		case len(a.retiredOrder) > retiredScan:
+			a.retired = make(map[runtime.Buffer]struct{}, maxRetired)
+			for _, r := range a.retiredOrder {
+				a.retired[r] = struct{}{}
+			}
+		}
 	}
 	a.buffers[d] = nil
 }
@@ -185,7 +224,7 @@ func (a *Allocator) freeAll() {
 	for d := range a.buffers {
 		a.releaseDyn(d)
 	}
-	a.plan = nil
+	a.setPlan(nil, nil)
 }
 
 // Free releases every buffer of the allocator. The tensors of the graph it
@@ -194,9 +233,9 @@ func (a *Allocator) freeAll() {
 // them anew; tensors of graphs allocated before still name the freed
 // buffers until they are allocated again. The allocator can reserve again.
 func (a *Allocator) Free() {
-	for _, ix := range []*runtime.GraphIndex{a.lastIndex, a.planIndex()} {
-		if ix == nil {
-			continue
+	for k, ix := range []*runtime.GraphIndex{a.lastIndex, a.planIndex()} {
+		if ix == nil || k == 1 && ix == a.lastIndex {
+			continue // none, or the graph just unbound
 		}
 		for _, t := range ix.Tensors {
 			if t.Buffer != nil && !t.Preallocated && a.ours(t.Buffer) {
@@ -215,7 +254,10 @@ func (a *Allocator) planIndex() *runtime.GraphIndex {
 	return a.plan.Index
 }
 
-// Plan returns the plan of the last successful reserve (nil before).
+// Plan returns the plan of the last successful reserve (nil before). The
+// plan's arrays (placements, blocks, members) are the allocator's: they
+// stay valid until its next successful reserve or Free, which reuse them;
+// PlanGraph returns plans of their own.
 func (a *Allocator) Plan() *Plan { return a.plan }
 
 // Buffers returns the backend buffers of buffer-list entry i, one per chunk.
@@ -283,12 +325,12 @@ func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
 		if !a.allocSizeOK(n, a.plan.Placements[rix.Nodes[i]]) {
 			return true
 		}
+		srcs := rix.NodeSrc(i)
 		for j, s := range n.Src {
 			if s == nil {
 				continue
 			}
-			r := rix.Src[i][j]
-			if r < 0 || !a.allocSizeOK(s, a.plan.Placements[r]) {
+			if j >= len(srcs) || srcs[j] < 0 || !a.allocSizeOK(s, a.plan.Placements[srcs[j]]) {
 				return true
 			}
 		}
@@ -323,11 +365,11 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 		}
 	}
 	for i, n := range g.Nodes() {
-		for j, s := range n.Src[:rix.NSrc[i]] {
+		for j, r := range rix.NodeSrc(i) {
+			s := n.Src[j]
 			if s == nil {
 				continue
 			}
-			r := rix.Src[i][j]
 			if same && rix.InGraph[r] {
 				continue // a leaf or an earlier node: initialised in its turn
 			}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,7 +110,7 @@ func planWithIndexAt(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptio
 		dd.indexAt = indexAt
 		dyns[d] = dd
 	}
-	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt)
+	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt, nil)
 	return pl, dyns, err
 }
 
@@ -288,6 +289,29 @@ func TestDynIndexManyBufferTypes(t *testing.T) {
 	}
 }
 
+// TestDynIndexScanMatchesMap: short buffer lists, grouped by pairwise
+// comparison, get the groups the map gives, with repeats, equal values,
+// nil, and types that cannot be compared or hashed.
+func TestDynIndexScanMatchesMap(t *testing.T) {
+	host := &runtime.VirtualBufferType{TypeName: "host", Align: 32, Max: runtime.NoMaxSize}
+	dev := &runtime.VirtualBufferType{TypeName: "dev", Align: 64, Max: runtime.NoMaxSize}
+	for _, bufts := range [][]runtime.BufferType{
+		{host, dev},
+		{host, host},
+		{host, dev, host, dev},
+		{sliceType{host, nil}, sliceType{host, nil}, host},
+		{boxType{host, []int{1}}, boxType{host, []int{1}}, boxType{host, 1}, boxType{host, 1}},
+		{nil, host, nil, host},
+		{dev, boxType{host, 1}, sliceType{dev, nil}, boxType{host, 1}, dev, host, boxType{host, []int{2}}, host},
+	} {
+		gotOf, gotFirst := dynIndexScan(bufts)
+		wantOf, wantFirst := dynIndexMap(bufts)
+		if !slices.Equal(gotOf, wantOf) || !slices.Equal(gotFirst, wantFirst) {
+			t.Errorf("%d entries: scan %v %v, map %v %v", len(bufts), gotOf, gotFirst, wantOf, wantFirst)
+		}
+	}
+}
+
 // TestSourcesChangedAfterBuild: a graph whose node was given itself or a
 // later node as a source after it was built is an error from AllocGraph
 // and PlanGraph (it used to panic or loop forever), and the allocator then
@@ -350,7 +374,12 @@ func TestAllocGraphAfterOtherAllocatorFreed(t *testing.T) {
 	if err := a.AllocGraph(g); err != nil {
 		t.Fatal(err)
 	}
+	freed := a.Buffers(0)
 	a.Free()
+	// A few freed buffers are scanned, not hashed.
+	if a.retired != nil || len(a.retiredOrder) != 1 || !a.ours(freed[0]) {
+		t.Fatalf("after one free: map %v, %d remembered, ours %v", a.retired != nil, len(a.retiredOrder), a.ours(freed[0]))
+	}
 	b, _ := New(host)
 	if err := b.AllocGraph(g); err != nil {
 		t.Fatal(err)
@@ -375,6 +404,11 @@ func TestAllocGraphAfterOtherAllocatorFreed(t *testing.T) {
 		}
 		if i%2 == 0 {
 			a.Free()
+		}
+	}
+	for _, r := range a.retiredOrder {
+		if !a.ours(r) {
+			t.Fatal("a remembered buffer is not recognised")
 		}
 	}
 	if len(a.retired) > maxRetired || len(a.retiredOrder) != len(a.retired) {

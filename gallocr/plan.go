@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -92,31 +93,70 @@ type Plan struct {
 	Strategy Strategy
 }
 
+// tensorState is the planner's per-tensor state, one array of it per pass
+// (kept by an Allocator between reserves).
 type tensorState struct {
+	size      uint64 // alloc size in its buffer type (same layout in place)
 	nChildren int32
 	nViews    int32
 	bufferID  int32
+	block     int32 // index into Plan.Blocks, -1 none
+	nodePos   int32 // position among the graph's nodes, -1 if not a node
+	// next is the tensor after this one in its block's chain (-1 at the
+	// end); a block's First and Count hold the chain's head and tail
+	// while the pass runs.
+	next      int32
 	allocated bool
-	block     int32  // index into Plan.Blocks, -1 none
-	size      uint64 // alloc size in its buffer type (same layout in place)
+	ext       bool // memory outside this allocator
+}
+
+// planScratch is a planning pass's working memory: the per-tensor state
+// and the blocks as they are made (the plan gets an exact copy).
+type planScratch struct {
+	st     []tensorState
+	blocks []Block
+}
+
+// scratchPool lends planScratch to planning passes, so that planning a
+// graph on a new allocator allocates only the plan itself (see
+// RATIONALE.md, "Planner scratch from a sync.Pool").
+var scratchPool = sync.Pool{New: func() any { return new(planScratch) }}
+
+// planMemory holds the arrays of an Allocator's plan; the allocator hands
+// them back (to planMemPool) when a later reserve or Free replaces the
+// plan.
+type planMemory struct {
+	placements []Placement
+	blocks     []Block
+	members    []int32
+}
+
+var planMemPool = sync.Pool{New: func() any { return new(planMemory) }}
+
+// take returns pm's array of n elements (reused when large enough) and
+// keeps it in pm; a nil pm always allocates.
+func take[T any](pm *planMemory, field *[]T, n int) []T {
+	if pm != nil && cap(*field) >= n {
+		return (*field)[:n]
+	}
+	v := make([]T, n)
+	if pm != nil {
+		*field = v
+	}
+	return v
 }
 
 // planner holds the per-graph state of one planning pass.
 type planner struct {
-	bufts   []runtime.BufferType
-	dynOf   []int // buffer index -> dyn index
-	dyns    []*Dyn
-	ix      *runtime.GraphIndex
-	st      []tensorState
-	ext     []bool // tensor has memory outside this allocator
-	blocks  []Block
-	events  int
-	nodePos []int32 // tensor index -> node position, -1 if not a node
-	// Block membership as chains: a block's first tensor, its last, and
-	// per tensor the next one in its block (-1 at the end).
-	head, tail, next []int32
-	lookup           map[*runtime.Tensor]int32
-	err              error
+	bufts  []runtime.BufferType
+	dynOf  []int // buffer index -> dyn index
+	dyns   []*Dyn
+	ix     *runtime.GraphIndex
+	st     []tensorState
+	blocks []Block
+	events int
+	lookup map[*runtime.Tensor]int32
+	err    error
 }
 
 // lookupBufferType finds bt in seen. hashable is false when bt cannot be
@@ -140,6 +180,64 @@ func lookupBufferType(seen map[runtime.BufferType]int, bt runtime.BufferType) (d
 // share one dynamic allocator, as in ggml. A map keeps it linear in the
 // length of the list.
 func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
+	switch {
+	case len(bufts) == 1:
+		return []int{0}, []int{0}
+	case len(bufts) <= dynScan:
+		return dynIndexScan(bufts)
+	}
+	return dynIndexMap(bufts)
+}
+
+// dynScan is the list length up to which dynIndex compares entries pairwise
+// instead of hashing them.
+const dynScan = 8
+
+// dynIndexScan is dynIndex by pairwise comparison: the same groups as
+// dynIndexMap (an entry that cannot be hashed cannot be compared either,
+// and equal keys are equal values), without building a map.
+func dynIndexScan(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
+	dynOf = make([]int, len(bufts))
+	var hashable [dynScan]bool
+	for i, bt := range bufts {
+		hashable[i] = comparableBufferType(bt)
+		dynOf[i] = -1
+		if hashable[i] {
+			for d, f := range firstOf {
+				if hashable[f] && sameBufferType(bufts[f], bt) {
+					dynOf[i] = d
+					break
+				}
+			}
+		}
+		if dynOf[i] < 0 {
+			dynOf[i] = len(firstOf)
+			firstOf = append(firstOf, i)
+		}
+	}
+	return dynOf, firstOf
+}
+
+// comparableBufferType reports whether bt can be a map key (and so be
+// compared with ==): not nil, of a comparable dynamic type, and holding no
+// value that is not (comparing it with itself would panic).
+func comparableBufferType(bt runtime.BufferType) (ok bool) {
+	if bt == nil || !reflect.TypeOf(bt).Comparable() {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	sameBufferType(bt, bt) // panics on a value that cannot be compared
+	return true
+}
+
+func sameBufferType(a, b runtime.BufferType) bool { return a == b }
+
+// dynIndexMap is dynIndex through a map: linear in the list's length.
+func dynIndexMap(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
 	dynOf = make([]int, len(bufts))
 	seen := make(map[runtime.BufferType]int)
 	for i, bt := range bufts {
@@ -170,16 +268,17 @@ func (p *planner) tensor(id int32) *runtime.Tensor { return p.ix.Tensors[id] }
 func (p *planner) allocate(id int32, bufID int) {
 	st := &p.st[id]
 	t := p.tensor(id)
-	if p.err != nil || st.allocated || p.ext[id] || t.ViewSrc != nil {
+	if p.err != nil || st.allocated || st.ext || t.ViewSrc != nil {
 		return
 	}
 	if t.Op.CanInplace() {
-		srcs := p.srcIDs(id)
-		for j, parent := range t.Src {
-			if parent == nil || srcs[j] < 0 {
+		var buf [runtime.MaxSrc]int32
+		for j, sid := range p.srcIDs(id, &buf) {
+			parent := t.Src[j]
+			if parent == nil || sid < 0 {
 				continue
 			}
-			ps := &p.st[srcs[j]]
+			ps := &p.st[sid]
 			if !ps.allocated {
 				continue // memory not owned by this allocator
 			}
@@ -201,8 +300,9 @@ func (p *planner) allocate(id int32, bufID int) {
 			st.bufferID = ps.bufferID
 			st.block = ps.block
 			st.size = ps.size
-			p.next[p.tail[st.block]] = id
-			p.tail[st.block] = id
+			b := &p.blocks[st.block]
+			p.st[b.Count].next = id // Count is the chain's tail for now
+			b.Count = id
 			ps.allocated = false
 			return
 		}
@@ -224,9 +324,7 @@ func (p *planner) allocate(id int32, bufID int) {
 	st.bufferID = int32(bufID)
 	st.block = int32(len(p.blocks))
 	st.size = size
-	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, At: at})
-	p.head = append(p.head, id)
-	p.tail = append(p.tail, id)
+	p.blocks = append(p.blocks, Block{Dyn: d, Size: runtime.AlignUp(size, p.dyns[d].alignment), Alloc: p.events, Freed: -1, At: at, First: id, Count: id})
 	p.events++
 }
 
@@ -245,12 +343,13 @@ func (p *planner) free(id int32) {
 	st.allocated = false
 }
 
-// srcIDs returns the indices of tensor id's sources (-1 for none or for a
-// source the index does not hold, which only a tensor outside the graph
-// can have).
-func (p *planner) srcIDs(id int32) [runtime.MaxSrc]int32 {
-	if n := p.nodePos[id]; n >= 0 {
-		return p.ix.Src[n]
+// srcIDs returns the indices of tensor id's source slots up to its last
+// one in use (-1 for none or for a source the index does not hold, which
+// only a tensor outside the graph can have); buf holds them when id is not
+// a node.
+func (p *planner) srcIDs(id int32, buf *[runtime.MaxSrc]int32) []int32 {
+	if n := p.st[id].nodePos; n >= 0 {
+		return p.ix.NodeSrc(int(n))
 	}
 	if p.lookup == nil {
 		p.lookup = make(map[*runtime.Tensor]int32, len(p.ix.Tensors))
@@ -258,16 +357,15 @@ func (p *planner) srcIDs(id int32) [runtime.MaxSrc]int32 {
 			p.lookup[t] = int32(i)
 		}
 	}
-	var out [runtime.MaxSrc]int32
 	for j, s := range p.tensor(id).Src {
-		out[j] = -1
+		buf[j] = -1
 		if s != nil {
 			if k, ok := p.lookup[s]; ok {
-				out[j] = k
+				buf[j] = k
 			}
 		}
 	}
-	return out
+	return buf[:]
 }
 
 func bufferIDAt(ids []int, i int) int {
@@ -296,7 +394,7 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 		if n.HasFlag(runtime.FlagInput) {
 			p.allocate(id, bufferIDAt(nodeIDs, i))
 		}
-		for j, s := range ix.Src[i][:ix.NSrc[i]] {
+		for j, s := range ix.NodeSrc(i) {
 			if s < 0 {
 				continue
 			}
@@ -311,7 +409,7 @@ func (p *planner) run(g *runtime.Graph, nodeIDs, leafIDs []int) {
 	}
 	for i, id := range ix.Nodes {
 		bufID := bufferIDAt(nodeIDs, i)
-		srcs := ix.Src[i][:ix.NSrc[i]]
+		srcs := ix.NodeSrc(i)
 		for _, s := range srcs {
 			if s >= 0 {
 				p.allocate(s, bufID)
@@ -371,10 +469,12 @@ func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*
 		}
 		dyns[d] = dd
 	}
-	return planWith(g, bufts, dynOf, firstOf, dyns, opt)
+	return planWith(g, bufts, dynOf, firstOf, dyns, opt, nil)
 }
 
-func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions) (*Plan, error) {
+// planWith plans g with the given dynamic allocators. The plan's arrays
+// come from pm when it is not nil (an Allocator's recycled plan memory).
+func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions, pm *planMemory) (*Plan, error) {
 	if g == nil {
 		return nil, fmt.Errorf("plan: nil graph: %w", runtime.ErrGraph)
 	}
@@ -393,39 +493,51 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	}
 	ix := g.Index()
 	n := len(ix.Tensors)
-	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix,
-		st: make([]tensorState, n), ext: make([]bool, n), nodePos: make([]int32, n), next: make([]int32, n),
-		blocks: make([]Block, 0, n/2+1), head: make([]int32, 0, n/2+1), tail: make([]int32, 0, n/2+1)}
+	sc := scratchPool.Get().(*planScratch)
+	defer scratchPool.Put(sc)
+	if cap(sc.st) < n {
+		sc.st = make([]tensorState, n)
+	}
+	st := sc.st[:n]
+	p := &planner{bufts: bufts, dynOf: dynOf, dyns: dyns, ix: ix, st: st}
 	for _, d := range dyns {
 		d.Reset()
 	}
+	// At most one block per tensor that may get memory of its own.
+	nBlocks := 0
 	for i, t := range ix.Tensors {
-		p.st[i].block = -1
-		p.nodePos[i] = -1
-		p.next[i] = -1
 		b := t.Base()
+		ext := false
 		switch {
 		case t.Preallocated || b.Preallocated:
-			p.ext[i] = true
+			ext = true
 		case opt.External != nil:
-			p.ext[i] = opt.External(b)
+			ext = opt.External(b)
 		default:
-			p.ext[i] = b.Buffer != nil
+			ext = b.Buffer != nil
+		}
+		st[i] = tensorState{block: -1, nodePos: -1, next: -1, ext: ext}
+		if !ext && t.ViewSrc == nil {
+			nBlocks++
 		}
 	}
+	if cap(sc.blocks) < nBlocks {
+		sc.blocks = make([]Block, 0, nBlocks)
+	}
+	p.blocks = sc.blocks[:0]
 	for i, id := range ix.Nodes {
-		p.nodePos[id] = int32(i)
+		st[id].nodePos = int32(i)
 	}
 	// Sources must come first: a tensor's memory is taken over or freed by
 	// its consumers, so a source that is the node itself or a later node
 	// (a graph whose tensors were changed after it was built) would
 	// corrupt the plan.
 	for i, id := range ix.Nodes {
-		for j, s := range ix.Src[i][:ix.NSrc[i]] {
-			if s >= 0 && p.nodePos[s] >= int32(i) {
+		for j, s := range ix.NodeSrc(i) {
+			if s >= 0 && st[s].nodePos >= int32(i) {
 				t := ix.Tensors[id]
 				return nil, fmt.Errorf("plan: node %d %q: source %d %q is node %d, not computed before it (a cycle, or sources changed after the graph was built): %w",
-					i, t.Name, j, ix.Tensors[s].Name, p.nodePos[s], runtime.ErrGraph)
+					i, t.Name, j, ix.Tensors[s].Name, st[s].nodePos, runtime.ErrGraph)
 			}
 		}
 	}
@@ -433,16 +545,31 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	if p.err != nil {
 		return nil, fmt.Errorf("plan: %w", p.err)
 	}
-	// Give each block its tensors, in allocation order, from one array.
-	members := make([]int32, 0, n)
-	for b := range p.blocks {
+	// The plan's blocks, each with its tensors in allocation order, from
+	// one array.
+	var blocks []Block
+	if pm != nil {
+		blocks = take(pm, &pm.blocks, len(p.blocks))
+	} else {
+		blocks = make([]Block, len(p.blocks))
+	}
+	copy(blocks, p.blocks)
+	sc.blocks = p.blocks[:0] // grown by append: keep the larger array
+	var members []int32
+	if pm != nil {
+		members = take(pm, &pm.members, n)[:0]
+	} else {
+		members = make([]int32, 0, n)
+	}
+	for b := range blocks {
+		blk := &blocks[b]
 		start := len(members)
-		for id := p.head[b]; id >= 0; id = p.next[id] {
+		for id := blk.First; id >= 0; id = st[id].next {
 			members = append(members, id)
 		}
-		p.blocks[b].First, p.blocks[b].Count = int32(start), int32(len(members)-start)
+		blk.First, blk.Count = int32(start), int32(len(members)-start)
 	}
-	pl := &Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: p.blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
+	pl := &Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
 	if opt.Strategy == StrategyOptimized {
 		if err := optimizeBlocks(pl, dyns); err != nil {
 			return nil, fmt.Errorf("plan (optimized): %w", err)
@@ -467,10 +594,14 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 	for i := range bufts {
 		pl.Chunks[i] = dynChunks[dynOf[i]]
 	}
-	pl.Placements = make([]Placement, n)
+	if pm != nil {
+		pl.Placements = take(pm, &pm.placements, n)
+	} else {
+		pl.Placements = make([]Placement, n)
+	}
 	for i, t := range ix.Tensors {
 		pl.Placements[i] = Placement{Buffer: -1}
-		if p.ext[i] {
+		if st[i].ext {
 			continue
 		}
 		src := int32(i)
@@ -479,17 +610,17 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 			src = ix.ViewSrc[i]
 			extra = t.ViewOffs
 		}
-		st := p.st[src]
-		if st.block < 0 {
+		ss := &st[src]
+		if ss.block < 0 {
 			continue
 		}
-		b := &pl.Blocks[st.block]
-		size := st.size
+		b := &pl.Blocks[ss.block]
+		size := ss.size
 		if t.ViewSrc != nil {
-			size = bufts[st.bufferID].AllocSize(t)
+			size = bufts[ss.bufferID].AllocSize(t)
 		}
 		pl.Placements[i] = Placement{
-			Buffer: firstOf[dynOf[st.bufferID]],
+			Buffer: firstOf[dynOf[ss.bufferID]],
 			Chunk:  b.At.Chunk,
 			Offset: b.At.Offset + extra,
 			Size:   size,

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 )
 
 // Graph is ggml's compute graph: leafs (constants and inputs, op NONE
@@ -171,50 +172,72 @@ type GraphIndex struct {
 	Tensors []*Tensor
 	// Leafs and Nodes give the index of each leaf and node.
 	Leafs, Nodes []int32
-	// Src gives, per node, the index of each source (-1 for none).
-	Src [][MaxSrc]int32
-	// NSrc gives, per node, one past its last source slot in use.
-	NSrc []uint8
+	// SrcStart and SrcIDs give each node's sources: node i's source
+	// slots, up to its last one in use, are SrcIDs[SrcStart[i]:
+	// SrcStart[i+1]], each the index of the source or -1 for an empty
+	// slot (see NodeSrc).
+	SrcStart, SrcIDs []int32
 	// ViewSrc gives, per indexed tensor, the index of its view source (-1).
 	ViewSrc []int32
 	// InGraph marks the indexed tensors that are leafs or nodes.
 	InGraph []bool
 }
 
+// NodeSrc returns the indices of node i's source slots up to its last one
+// in use (-1 for an empty slot).
+func (ix *GraphIndex) NodeSrc(i int) []int32 { return ix.SrcIDs[ix.SrcStart[i]:ix.SrcStart[i+1]] }
+
 // Index returns the graph's tensor numbering, computed once and kept until
 // the graph changes.
+//
+// Each leaf and node is first stamped with its number (Tensor.indexHint),
+// so that a source is numbered by reading its stamp and checking that the
+// indexed tensor at that number is the source itself; a stamp left by
+// another graph (or overwritten by one being indexed at the same time)
+// fails the check and the source is looked up in the graph's map instead.
+// The answers are those of the map alone.
 func (g *Graph) Index() *GraphIndex {
 	if g.index != nil {
 		return g.index
 	}
-	n := len(g.leafs) + len(g.nodes)
+	nl, nn := len(g.leafs), len(g.nodes)
+	n := nl + nn
+	// Separate tables rather than one: each stays a small allocation (at
+	// most 32 KiB, served from the allocator's per-size caches) longer
+	// than one table of everything would.
 	ix := &GraphIndex{
-		Tensors: make([]*Tensor, 0, n+n/4),
-		Leafs:   make([]int32, len(g.leafs)),
-		Nodes:   make([]int32, len(g.nodes)),
-		Src:     make([][MaxSrc]int32, len(g.nodes)),
-		NSrc:    make([]uint8, len(g.nodes)),
+		Tensors:  make([]*Tensor, n),
+		Leafs:    make([]int32, nl),
+		Nodes:    make([]int32, nn),
+		SrcStart: make([]int32, nn+1),
 	}
-	nl := int32(len(g.leafs))
-	for i, l := range g.leafs {
+	copy(ix.Tensors, g.leafs)
+	copy(ix.Tensors[nl:], g.nodes)
+	for i := range nl {
 		ix.Leafs[i] = int32(i)
-		ix.Tensors = append(ix.Tensors, l)
+		atomic.StoreInt32(&g.leafs[i].indexHint, int32(i))
 	}
+	slots := int32(0)
 	for i, nd := range g.nodes {
-		ix.Nodes[i] = nl + int32(i)
-		ix.Tensors = append(ix.Tensors, nd)
+		ix.Nodes[i] = int32(nl + i)
+		atomic.StoreInt32(&nd.indexHint, int32(nl+i))
+		ix.SrcStart[i] = slots
+		slots += int32(nd.NumSrc())
 	}
-	inGraph := len(ix.Tensors)
-	// Graph members are numbered from the graph's own map; the few
-	// tensors outside it (sources or view sources that are neither leafs
-	// nor nodes) get numbers after them.
+	ix.SrcStart[nn] = slots
+	inGraph := n
+	// Tensors outside the graph (sources or view sources that are neither
+	// leafs nor nodes) get numbers after the graph's own.
 	var extra map[*Tensor]int32
 	id := func(t *Tensor) int32 {
+		if h := atomic.LoadInt32(&t.indexHint); h >= 0 && int(h) < inGraph && ix.Tensors[h] == t {
+			return h
+		}
 		if code, ok := g.visited[t]; ok && code != onPath {
 			if code < 0 {
 				return -(code + 1)
 			}
-			return nl + code
+			return int32(nl) + code
 		}
 		if k, ok := extra[t]; ok {
 			return k
@@ -227,28 +250,32 @@ func (g *Graph) Index() *GraphIndex {
 		ix.Tensors = append(ix.Tensors, t)
 		return k
 	}
+	ix.SrcIDs = make([]int32, slots)
 	for i, nd := range g.nodes {
-		for j, s := range nd.Src {
-			if s == nil {
-				ix.Src[i][j] = -1
-			} else {
-				ix.Src[i][j] = id(s)
-				ix.NSrc[i] = uint8(j + 1)
+		src := ix.SrcIDs[ix.SrcStart[i]:ix.SrcStart[i+1]]
+		for j := range src {
+			src[j] = -1
+			if s := nd.Src[j]; s != nil {
+				src[j] = id(s)
 			}
 		}
 	}
-	viewSrc := make([]int32, 0, len(ix.Tensors))
+	viewSrc := make([]int32, n)
 	for i := 0; i < len(ix.Tensors); i++ { // grows while view sources are added
 		v := int32(-1)
 		if vs := ix.Tensors[i].ViewSrc; vs != nil {
 			v = id(vs)
 		}
-		viewSrc = append(viewSrc, v)
+		if i < n {
+			viewSrc[i] = v
+		} else {
+			viewSrc = append(viewSrc, v)
+		}
 	}
 	ix.ViewSrc = viewSrc
 	ix.InGraph = make([]bool, len(ix.Tensors))
-	for i := range ix.InGraph {
-		ix.InGraph[i] = i < inGraph
+	for i := range inGraph {
+		ix.InGraph[i] = true
 	}
 	g.index = ix
 	return ix

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -187,4 +188,99 @@ func TestBuildForwardExpandRejectsCycles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkIndex verifies that ix numbers g's tensors consistently: leafs and
+// nodes in order, every source and view source at its own number, every
+// number used once.
+func checkIndex(t *testing.T, g *Graph, ix *GraphIndex) {
+	t.Helper()
+	seen := map[*Tensor]int32{}
+	for i, x := range ix.Tensors {
+		if _, dup := seen[x]; dup {
+			t.Fatalf("tensor %q numbered twice", x.Name)
+		}
+		seen[x] = int32(i)
+		if ix.InGraph[i] != (i < g.NumLeafs()+g.NumNodes()) {
+			t.Fatalf("InGraph[%d] wrong", i)
+		}
+		if vs := ix.ViewSrc[i]; (vs < 0) != (x.ViewSrc == nil) || vs >= 0 && ix.Tensors[vs] != x.ViewSrc {
+			t.Fatalf("ViewSrc of %q wrong", x.Name)
+		}
+	}
+	for i, l := range g.Leafs() {
+		if ix.Tensors[ix.Leafs[i]] != l {
+			t.Fatalf("leaf %d numbered wrong", i)
+		}
+	}
+	for i, n := range g.Nodes() {
+		if ix.Tensors[ix.Nodes[i]] != n {
+			t.Fatalf("node %d numbered wrong", i)
+		}
+		srcs := ix.NodeSrc(i)
+		if len(srcs) != n.NumSrc() {
+			t.Fatalf("node %d: %d source slots, want %d", i, len(srcs), n.NumSrc())
+		}
+		for j, r := range srcs {
+			s := n.Src[j]
+			if (s == nil) != (r < 0) || s != nil && ix.Tensors[r] != s {
+				t.Fatalf("node %d source %d numbered wrong", i, j)
+			}
+		}
+	}
+}
+
+// TestIndexSharedTensors: graphs over the same tensors in different
+// orders, indexed in turn (each leaving its numbers on the tensors) and at
+// once from several goroutines, all number every tensor right.
+func TestIndexSharedTensors(t *testing.T) {
+	ctx := NewContext()
+	w := ctx.NewTensor(TypeF32, 8, 8)
+	x := ctx.NewTensor(TypeF32, 8, 4)
+	y := ctx.MulMat(w, x)
+	v := ctx.View1D(y, 8, 32)
+	z := ctx.Add(ctx.Scale(v, 2), ctx.View1D(x, 8, 0))
+	outside := ctx.NewTensor(TypeF32, 8) // a source of no graph member
+	u := ctx.Add(z, outside)
+	build := func(leafs, nodes []*Tensor) *Graph {
+		g, err := NewGraphFrom(leafs, nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	full := NewGraph()
+	if err := full.BuildForwardExpand(u); err != nil {
+		t.Fatal(err)
+	}
+	graphs := []*Graph{
+		full,
+		build([]*Tensor{x, w}, []*Tensor{y, v}), // y's sources in the other order
+		build(nil, []*Tensor{v, z}),             // sources outside the graph
+		build([]*Tensor{outside}, []*Tensor{u}), // z and its sources outside
+	}
+	for range 3 {
+		for _, g := range graphs {
+			g.index = nil
+			checkIndex(t, g, g.Index())
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range 8 {
+		g := graphs[k%len(graphs)]
+		c, err := NewGraphFrom(g.Leafs(), g.Nodes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				c.index = nil
+				c.Index()
+			}
+		}()
+		defer func() { checkIndex(t, c, c.Index()) }()
+	}
+	wg.Wait()
 }

@@ -69,6 +69,10 @@ type Tensor struct {
 	// Preallocated marks memory that exists outside gogml's buffers
 	// (ggml: data != NULL without a backend buffer).
 	Preallocated bool
+	// indexHint is the number the last Graph.Index over this tensor gave
+	// it: a hint that Index checks before trusting (read and written
+	// atomically, since graphs sharing tensors may be indexed at once).
+	indexHint int32
 	// Extra holds per-tensor backend data attached by Buffer.InitTensor.
 	Extra any
 	// Custom is the Go function of a MAP_CUSTOM1/2/3 or CUSTOM node (see

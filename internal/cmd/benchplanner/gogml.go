@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gogml/gogml/gallocr"
+	"github.com/gogml/gogml/runtime"
+)
+
+// sample is one repetition's time in ns: wall clock and the process's CPU
+// time (gogml's includes its garbage collector's threads; a busy
+// machine's other processes inflate neither side's CPU time).
+type sample struct{ wall, cpu float64 }
+
+// stamp is a point in time for sample.
+type stamp struct {
+	wall time.Time
+	cpu  int64
+}
+
+func processCPU() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+func now() stamp { return stamp{time.Now(), processCPU()} }
+
+func since(t0 stamp) sample {
+	c := processCPU()
+	return sample{float64(time.Since(t0.wall).Nanoseconds()), float64(c - t0.cpu)}
+}
+
+// gogmlGraph is one corpus graph on gogml's side.
+type gogmlGraph struct {
+	name  string
+	f     *runtime.GraphFile
+	bufts []runtime.BufferType
+}
+
+func newGogmlGraph(name string, f *runtime.GraphFile) *gogmlGraph {
+	return &gogmlGraph{name: name, f: f, bufts: f.BufferList()}
+}
+
+// clearPlaces removes the places an allocator gave, so the next alloc
+// graph places every tensor again.
+func clearPlaces(ix *runtime.GraphIndex) {
+	for _, t := range ix.Tensors {
+		if !t.Preallocated {
+			t.Buffer, t.Offset = nil, 0
+		}
+	}
+}
+
+// reserveAlloc is the fresh path: a new allocator, reserve, alloc graph.
+func (g *gogmlGraph) reserveAlloc(gr *runtime.Graph) (*gallocr.Allocator, error) {
+	a, err := gallocr.NewN(g.bufts)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ReserveN(gr, g.f.NodeBufferIDs, g.f.LeafBufferIDs); err != nil {
+		a.Free()
+		return nil, err
+	}
+	if err := a.AllocGraph(gr); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// fresh times reps repetitions of new allocator + reserve + alloc graph +
+// free. With numbering each repetition plans a graph it has not seen, so
+// the graph's tensor numbering is part of the time; without, the graph
+// keeps its numbering between repetitions. The new graphs (over the same
+// tensors) are built before the batch: ggml's side builds its graph once,
+// untimed.
+func (g *gogmlGraph) fresh(reps int, numbering bool) ([]sample, error) {
+	graphs := make([]*runtime.Graph, reps)
+	for i := range graphs {
+		graphs[i] = g.f.Graph
+		if numbering {
+			ng, err := runtime.NewGraphFrom(g.f.Graph.Leafs(), g.f.Graph.Nodes())
+			if err != nil {
+				return nil, err
+			}
+			graphs[i] = ng
+		}
+	}
+	clearPlaces(g.f.Graph.Index())
+	out := make([]sample, reps)
+	for i, gr := range graphs {
+		t0 := now()
+		a, err := g.reserveAlloc(gr)
+		if err != nil {
+			return nil, err
+		}
+		a.Free()
+		out[i] = since(t0)
+	}
+	return out, nil
+}
+
+// warm times reps alloc graphs on an allocator reserved once, every tensor
+// placed again each time.
+func (g *gogmlGraph) warm(reps int) ([]sample, error) {
+	gr := g.f.Graph
+	ix := gr.Index()
+	clearPlaces(ix)
+	a, err := g.reserveAlloc(gr)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Free()
+	out := make([]sample, reps)
+	for i := range out {
+		clearPlaces(ix)
+		t0 := now()
+		if err := a.AllocGraph(gr); err != nil {
+			return nil, err
+		}
+		out[i] = since(t0)
+	}
+	return out, nil
+}
+
+// plan reserves and allocates on a fresh allocator and returns the buffer
+// sizes per buffer-list entry and every tensor's place, as the C side
+// reports them.
+func (g *gogmlGraph) plan() ([]uint64, []place, error) {
+	clearPlaces(g.f.Graph.Index())
+	a, err := g.reserveAlloc(g.f.Graph)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer a.Free()
+	sizes := make([]uint64, len(g.bufts))
+	type where struct{ typ, chunk int }
+	bufs := map[runtime.Buffer]where{}
+	for i := range g.bufts {
+		if sizes[i], err = a.BufferSize(i); err != nil {
+			return nil, nil, err
+		}
+		for c, b := range a.Buffers(i) {
+			if _, ok := bufs[b]; !ok {
+				bufs[b] = where{g.f.Buffers[i], c}
+			}
+		}
+	}
+	places := make([]place, len(g.f.Tensors))
+	for i, t := range g.f.Tensors {
+		places[i] = place{-1, -1, 0}
+		if t.Buffer == nil {
+			continue
+		}
+		w, ok := bufs[t.Buffer]
+		if !ok {
+			return nil, nil, fmt.Errorf("tensor %d %q is in a buffer that is not the allocator's", i, t.Name)
+		}
+		places[i] = place{w.typ, w.chunk, t.Offset}
+	}
+	return sizes, places, nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// TestWriteGraphText writes a small graph with a view, a preallocated
+// weight, flags, an empty source slot and buffer ids in the C side's form.
+func TestWriteGraphText(t *testing.T) {
+	f, err := runtime.ParseGraphFile([]byte(`{
+  "format": "graph/v1",
+  "buffer_types": [{"name": "host", "alignment": 32, "max_size": 0}, {"name": "dev", "alignment": 64, "max_size": 4096, "alloc_pad": 16}],
+  "buffers": [0, 1],
+  "tensors": [
+    {"name": "w", "type": "f32", "ne": [64, 64], "op": "NONE", "preallocated": true},
+    {"name": "x", "type": "f32", "ne": [64, 8], "op": "NONE", "flags": ["input"]},
+    {"name": "y", "type": "f32", "ne": [64, 8], "op": "MUL_MAT", "src": [0, 1]},
+    {"name": "yv", "type": "f32", "ne": [64, 4], "nb": [4, 256, 1024, 1024], "op": "VIEW", "src": [2], "view_src": 2, "view_offs": 1024},
+    {"name": "z", "type": "f32", "ne": [64, 4], "op": "ADD", "src": [3, null, 1], "flags": ["output"]}
+  ],
+  "leafs": [0, 1],
+  "nodes": [2, 3, 4],
+  "leaf_buffer_ids": [0, 1],
+  "node_buffer_ids": [1, 0, 1]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeGraphText(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	want := `gogml-planner-graph 1
+buffer_types 2
+32 0 1
+64 4096 16
+buffers 2 0 1
+tensors 5
+f32 NONE 0 1 -1 0 64 64 1 1 4 256 16384 16384 0
+f32 NONE 1 0 -1 0 64 8 1 1 4 256 2048 2048 0
+f32 MUL_MAT 0 0 -1 0 64 8 1 1 4 256 2048 2048 2 0 1
+f32 VIEW 0 0 2 1024 64 4 1 1 4 256 1024 1024 1 2
+f32 ADD 2 0 -1 0 64 4 1 1 4 256 1024 1024 3 3 -1 1
+leafs 2 0 1
+nodes 3 2 3 4
+leaf_buffer_ids 2 0 1
+node_buffer_ids 3 1 0 1
+`
+	if got := b.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestMedianMean(t *testing.T) {
+	for _, tc := range []struct {
+		v         []float64
+		med, mean float64
+	}{
+		{nil, 0, 0},
+		{[]float64{3}, 3, 3},
+		{[]float64{4, 1, 3}, 3, 8.0 / 3},
+		{[]float64{10, 1, 2, 3}, 2.5, 4},
+	} {
+		if m := median(tc.v); m != tc.med {
+			t.Errorf("median(%v) = %v, want %v", tc.v, m, tc.med)
+		}
+		if m := mean(tc.v); m != tc.mean {
+			t.Errorf("mean(%v) = %v, want %v", tc.v, m, tc.mean)
+		}
+	}
+}
+
+// TestSynthLlama: the synthesized graph has about 31 nodes per layer and
+// plans.
+func TestSynthLlama(t *testing.T) {
+	f, err := synthLlama(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Graph.NumNodes(); n < 4*25 || n > 4*40 {
+		t.Errorf("%d nodes for 4 layers", n)
+	}
+	g := newGogmlGraph("synth", f)
+	sizes, places, err := g.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 1 || sizes[0] == 0 || len(places) != len(f.Tensors) {
+		t.Errorf("sizes %v, %d places for %d tensors", sizes, len(places), len(f.Tensors))
+	}
+}

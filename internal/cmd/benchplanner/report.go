@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/gogml/gogml/internal/ggmlpeer"
+)
+
+// summary aggregates one ratio (gogml ÷ ggml median time) over graphs.
+type summary struct {
+	wins, n      int     // graphs where gogml's median is at most ggml's
+	worst        float64 // largest ratio
+	worstGraph   string
+	logSum       float64
+	maxTail      float64 // largest gogml mean ÷ median
+	maxTailGraph string
+}
+
+func (s *summary) add(name string, ratio, tail float64) {
+	s.n++
+	if ratio <= 1 {
+		s.wins++
+	}
+	if ratio > s.worst {
+		s.worst, s.worstGraph = ratio, name
+	}
+	if tail > s.maxTail {
+		s.maxTail, s.maxTailGraph = tail, name
+	}
+	s.logSum += math.Log(ratio)
+}
+
+func (s *summary) geomean() float64 { return math.Exp(s.logSum / float64(max(s.n, 1))) }
+
+func writeReport(o options, res []*result, elapsed time.Duration) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# gogml's graph allocator vs ggml's (ggml_gallocr, Debian ggml 0.27.0)\n\n")
+	fmt.Fprintf(&b, "Written by `make bench-planner-vs-ggml` (`go run ./internal/cmd/benchplanner`): %d graphs, %d interleaved rounds, batches of about %s per side and mode, each repetition timed alone; machine: %s; %s; took %s.\n\n",
+		len(res), o.rounds, o.batch, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
+	b.WriteString("Both allocators plan the same graphs: the corpus's graph files (and a synthesized llama graph of ~3,000 nodes), rebuilt on ggml's side as ggml tensors (shapes, strides, ops, sources, views, flags) over buffer types without memory. ")
+	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a graph it has not seen (ggml hashes its tensors inside reserve); *kept* is gogml with the numbering kept from an earlier reserve. ")
+	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. ")
+	b.WriteString("Each repetition is timed by the wall clock and by the process's CPU time (gogml's includes its garbage collector's threads; other processes on a busy machine inflate neither). ")
+	b.WriteString("gogml's garbage collector runs when it will: a collection started by one batch's garbage (the new graphs built for the numbering batches, the plans) is timed in whichever batch it overlaps, so even *warm*, which allocates nothing, shows a tail. ")
+	b.WriteString("Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
+
+	var sums [2][3]summary // [wall, cpu][fresh, kept, warm]
+	plansEqual, sizesEqual := 0, 0
+	var skipped []*result
+	for _, r := range res {
+		if r.skip != "" {
+			skipped = append(skipped, r)
+			continue
+		}
+		for c, cpu := range []bool{false, true} {
+			m, a := r.figures(cpu)
+			sums[c][0].add(r.g.name, m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum])
+			sums[c][1].add(r.g.name, m[gogmlFreshKept]/m[ggmlFresh], a[gogmlFreshKept]/m[gogmlFreshKept])
+			sums[c][2].add(r.g.name, m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm])
+		}
+		if r.sizesEqual {
+			sizesEqual++
+		}
+		if r.sizesEqual && r.differ == 0 {
+			plansEqual++
+		}
+	}
+	// Each mode's tail: mean ÷ median, averaged over graphs, and how many
+	// stay within 1.2.
+	type tail struct {
+		sum    float64
+		within int
+	}
+	var tails [2][nModes]tail // [wall, cpu][mode]
+	for _, r := range res {
+		if r.skip != "" {
+			continue
+		}
+		for c, cpu := range []bool{false, true} {
+			m, a := r.figures(cpu)
+			for mode := range nModes {
+				t := a[mode] / m[mode]
+				tails[c][mode].sum += t
+				if t <= 1.2 {
+					tails[c][mode].within++
+				}
+			}
+		}
+	}
+	b.WriteString("## Summary\n\n| mode | clock | graphs where gogml ≤ ggml | geometric mean ratio | worst ratio | gogml's largest tail |\n| --- | --- | --- | --- | --- | --- |\n")
+	for k, mode := range []string{"fresh, numbering counted", "fresh, numbering kept", "warm"} {
+		for c, clock := range []string{"wall", "CPU"} {
+			s := &sums[c][k]
+			fmt.Fprintf(&b, "| %s | %s | %d of %d | %.2f | %.2f (%s) | %.2f (%s) |\n", mode, clock, s.wins, s.n, s.geomean(), s.worst, s.worstGraph, s.maxTail, s.maxTailGraph)
+		}
+	}
+	compared := max(len(res)-len(skipped), 1)
+	b.WriteString("\nTails (mean ÷ median of single repetitions, averaged over graphs; in brackets, graphs within 1.2):\n\n| clock | ggml fresh | gogml fresh, numbering counted | gogml fresh, numbering kept | ggml warm | gogml warm |\n| --- | --- | --- | --- | --- | --- |\n")
+	for c, clock := range []string{"wall", "CPU"} {
+		fmt.Fprintf(&b, "| %s |", clock)
+		for _, mode := range []int{ggmlFresh, gogmlFreshNum, gogmlFreshKept, ggmlWarm, gogmlWarm} {
+			t := tails[c][mode]
+			fmt.Fprintf(&b, " %.2f (%d of %d) |", t.sum/float64(compared), t.within, compared)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
+	var unpadded []*result
+	for _, r := range res {
+		if r.unpadded != "" && r.skip == "" {
+			unpadded = append(unpadded, r)
+		}
+	}
+	listGraphs(&b, unpadded, fmt.Sprintf("%d graphs (marked † below) are compared with their buffer types' `alloc_pad` dropped on both sides: ggml 0.27.0 asserts that a buffer type pads no tensor's alloc size beyond its bytes (but for quantized types and a few ops), which `alloc_pad` does:", len(unpadded)))
+	listGraphs(&b, skipped, fmt.Sprintf("%d graphs are not compared (ggml cannot plan them even so):", len(skipped)))
+	b.WriteString("\n")
+
+	b.WriteString("## Per graph (CPU time; wall-clock ratios at the end)\n\n| graph | nodes | reps | ggml fresh | gogml fresh | ratio | tail | gogml kept | ratio | ggml warm | gogml warm | ratio | tail | ggml tail (fresh) | wall ratio fresh / kept / warm | plan |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	sorted := slices.Clone(res)
+	slices.SortStableFunc(sorted, func(x, y *result) int { return y.nodes - x.nodes })
+	for _, r := range sorted {
+		if r.skip != "" {
+			continue
+		}
+		m, a := r.figures(true)
+		w, _ := r.figures(false)
+		plan := "same"
+		switch {
+		case !r.sizesEqual:
+			plan = fmt.Sprintf("sizes differ: ggml %v, gogml %v", r.ggmlSizes, r.gSizes)
+		case r.differ > 0:
+			plan = fmt.Sprintf("sizes same; %d tensors placed differently (%s)", r.differ, r.firstDiff)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d×%d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %s |\n",
+			r.g.name+map[bool]string{false: "", true: " †"}[r.unpadded != ""], r.nodes, o.rounds, r.reps, m[ggmlFresh], m[gogmlFreshNum], m[gogmlFreshNum]/m[ggmlFresh], a[gogmlFreshNum]/m[gogmlFreshNum],
+			m[gogmlFreshKept], m[gogmlFreshKept]/m[ggmlFresh], m[ggmlWarm], m[gogmlWarm], m[gogmlWarm]/m[ggmlWarm], a[gogmlWarm]/m[gogmlWarm], a[ggmlFresh]/m[ggmlFresh],
+			w[gogmlFreshNum]/w[ggmlFresh], w[gogmlFreshKept]/w[ggmlFresh], w[gogmlWarm]/w[ggmlWarm], plan)
+	}
+	if o.out == "-" {
+		_, err := os.Stdout.Write(b.Bytes())
+		return err
+	}
+	if err := os.WriteFile(o.out, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "benchplanner: wrote %s\n", o.out)
+	os.Stderr.Write(b.Bytes()[:bytes.Index(b.Bytes(), []byte("## Per graph"))])
+	return nil
+}
+
+// listGraphs writes intro and the names of rs, if any.
+func listGraphs(b *bytes.Buffer, rs []*result, intro string) {
+	if len(rs) == 0 {
+		return
+	}
+	b.WriteString(intro)
+	for i, r := range rs {
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		fmt.Fprintf(b, "%s%s", sep, r.g.name)
+	}
+	b.WriteString(".\n")
+}
