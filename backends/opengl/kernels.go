@@ -75,6 +75,7 @@ const (
 	dequantize uint32 = iota
 	copyBlocks
 	quantize
+	castInt
 )
 
 // launch is a node prepared for dispatch: kernel, grid, source slots and
@@ -126,9 +127,27 @@ func isFloat(t runtime.Type) bool {
 	return t == runtime.TypeF32 || t == runtime.TypeF16 || t == runtime.TypeBF16
 }
 
-// isRowType reports the types ldrow reads.
+// isRowType reports the types ldrow reads: the float types and the block
+// types of q4_0/q8_0 and dequant.glsl.
 func isRowType(t runtime.Type) bool {
-	return isFloat(t) || t == runtime.TypeQ4_0 || t == runtime.TypeQ8_0
+	switch t {
+	case runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0,
+		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
+		return true
+	}
+	return isFloat(t)
+}
+
+// isQuantizeType reports the block types the quant kernel writes from
+// floats: those whose ggml reference quantizer is a closed formula per
+// block of 32. The k-quants' quantizers search scales iteratively, and a
+// copy into them must match ggml's bytes, so they are not offered.
+func isQuantizeType(t runtime.Type) bool {
+	switch t {
+	case runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0:
+		return true
+	}
+	return false
 }
 
 // rawSize is the element size of types copied as raw bits (0: none).
@@ -230,7 +249,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		case s0.Type == t.Type && rawSize(t.Type) != 0:
 		case isFloat(s0.Type) && isFloat(t.Type):
 			l.extra[0] = fConvert
-		case isFloat(s0.Type) && t.Type.IsQuantized() && isRowType(t.Type):
+		case (s0.Type == runtime.TypeF32 && t.Type == runtime.TypeI32) || (s0.Type == runtime.TypeI32 && t.Type == runtime.TypeF32):
+			return &launch{kernel: "quant", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{castInt}}, ""
+		case isFloat(s0.Type) && isQuantizeType(t.Type):
 			if !t.IsContiguousRows() {
 				return nil, "quantized result rows must be dense"
 			}
@@ -240,7 +261,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 				return nil, "copy from a quantized type needs equal, dense rows"
 			}
 			if t.Type == s0.Type {
-				return &launch{kernel: "quant", grid: gridUnits, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{copyBlocks}}, ""
+				return &launch{kernel: "quant", grid: gridUnits, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{copyBlocks, uint32(t.Type.RowSize(t.Ne[0]))}}, ""
 			}
 			return &launch{kernel: "quant", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{dequantize}}, ""
 		default:
@@ -400,7 +421,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			return nil, why
 		}
 		if !isRowType(s0.Type) || !isFloat(s1.Type) || t.Type != runtime.TypeF32 {
-			return nil, "want a f32/f16/bf16/q4_0/q8_0, b f32/f16/bf16, result f32"
+			return nil, "want a f32/f16/bf16/q4_0/q4_1/q5_0/q5_1/q8_0/q2_K..q6_K, b f32/f16/bf16, result f32"
 		}
 		if !s0.IsContiguousRows() || s0.Ne[0] != s1.Ne[0] || s1.Ne[2]%s0.Ne[2] != 0 || s1.Ne[3]%s0.Ne[3] != 0 ||
 			t.Ne != [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} {

@@ -2,7 +2,8 @@
 // (i0, i2/r2, i3/r3) of source 0 with row (i1, i2, i3) of source 1.
 //
 // Compile-time parameters (set by the backend):
-//   TA  source 0's type code: 0 f32, 1 f16, 30 bf16, 2 q4_0, 8 q8_0
+//   TA  source 0's type code: 0 f32, 1 f16, 30 bf16, 2 q4_0, 8 q8_0, or one
+//       of dequant.glsl's (3 q4_1, 6 q5_0, 7 q5_1, 10..14 q2_K..q6_K)
 //   TB  source 1's type code: 0 f32, 1 f16, 30 bf16
 //   TN  result columns (i1) per invocation: 1 (matrix-vector) or 4
 // Each invocation computes a TM x TN block of the result in registers, so
@@ -97,6 +98,15 @@ void main() {
 			for (uint n = 0u; n < TN; n++) acc[m * TN + n] += d * part[m * TN + n];
 		}
 #endif
+	}
+#elif TA == 3 || TA == 6 || TA == 7 || (TA >= 10 && TA <= 14)
+	// dequant.glsl's block types: each element of a dequantized as loaded.
+	for (uint k = 0u; k < K; k++) {
+		float av[TM], bv[TN];
+		for (uint m = 0u; m < TM; m++) av[m] = deqx(1u, uint(TA), ar[m], k);
+		for (uint n = 0u; n < TN; n++) bv[n] = LDB(br[n] + k * bb);
+		for (uint m = 0u; m < TM; m++)
+			for (uint n = 0u; n < TN; n++) acc[m * TN + n] += av[m] * bv[n];
 	}
 #else
 	for (uint k = 0u; k < K; k++) {
