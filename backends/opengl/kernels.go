@@ -68,6 +68,7 @@ const (
 	gridMulMat               // one invocation per 4 x tn block of the result
 	gridBlocks               // one invocation per quantized block of the result
 	gridUnits                // one invocation per 2 bytes of the result's rows
+	gridSuper                // one invocation per 256-element block of the result
 )
 
 // Modes of the quant kernel.
@@ -138,10 +139,15 @@ func isRowType(t runtime.Type) bool {
 	return isFloat(t)
 }
 
+// isKQuant reports the k-quants, which the quant_k kernel writes from
+// floats with ggml's reference quantizers.
+func isKQuant(t runtime.Type) bool {
+	return t >= runtime.TypeQ2_K && t <= runtime.TypeQ6_K
+}
+
 // isQuantizeType reports the block types the quant kernel writes from
 // floats: those whose ggml reference quantizer is a closed formula per
-// block of 32. The k-quants' quantizers search scales iteratively, and a
-// copy into them must match ggml's bytes, so they are not offered.
+// block of 32.
 func isQuantizeType(t runtime.Type) bool {
 	switch t {
 	case runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0:
@@ -256,6 +262,11 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 				return nil, "quantized result rows must be dense"
 			}
 			return &launch{kernel: "quant", grid: gridBlocks, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{quantize}}, ""
+		case isFloat(s0.Type) && isKQuant(t.Type):
+			if !t.IsContiguousRows() {
+				return nil, "quantized result rows must be dense"
+			}
+			return &launch{kernel: "quant_k", grid: gridSuper, local: 64, srcs: [3]*runtime.Tensor{s0}, defines: []string{fmt.Sprintf("QT %d", t.Type)}}, ""
 		case s0.Type.IsQuantized() && isRowType(s0.Type) && (isFloat(t.Type) || t.Type == s0.Type):
 			if s0.Ne[0] != t.Ne[0] || !s0.IsContiguousRows() || !t.IsContiguousRows() {
 				return nil, "copy from a quantized type needs equal, dense rows"
@@ -526,6 +537,8 @@ func (l *launch) groups(t *runtime.Tensor) uint64 {
 		return (uint64(t.Nelements()/2) + l.local - 1) / l.local
 	case gridBlocks:
 		return (uint64(t.Nelements()/32) + l.local - 1) / l.local
+	case gridSuper:
+		return (uint64(t.Nelements()/256) + l.local - 1) / l.local
 	case gridUnits:
 		return (t.Type.RowSize(t.Ne[0])/2*uint64(t.Nrows()) + l.local - 1) / l.local
 	case gridMulMat:

@@ -3,9 +3,11 @@
 package opengl
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -44,11 +46,12 @@ func TestOpsQuantTypes(t *testing.T) {
 			}},
 		)
 	}
-	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0} {
+	for _, typ := range append([]runtime.Type{runtime.TypeQ4_0, runtime.TypeQ8_0}, dequantTypes...) {
+		k := 2 * typ.BlockSize()
 		for _, src := range []runtime.Type{f32, runtime.TypeF16, runtime.TypeBF16} {
 			cases = append(cases, opCase{name: "cpy_" + src.String() + "_" + typ.String(), build: func(c *runtime.Context) *runtime.Tensor {
-				x := c.Cpy(in(c, src, "a", 64, 3, 2), in(c, typ, "dst", 64, 3, 2))
-				return c.Cpy(x, in(c, f32, "out", 64, 3, 2))
+				x := c.Cpy(in(c, src, "a", k, 3, 2), in(c, typ, "dst", k, 3, 2))
+				return c.Cpy(x, in(c, f32, "out", k, 3, 2))
 			}, fill: func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
 				return randomBytes(tt, r, -150, 150)
 			}, tol: 1e-9})
@@ -65,17 +68,17 @@ func TestOpsQuantTypes(t *testing.T) {
 	checkCases(t, b, cases)
 }
 
-// TestSupportsQuantCopies pins what SupportsOp says for copies into the
-// k-quants (refused: ggml's quantizers search scales and a copy must match
-// their bytes) and for the types dequant.glsl reads.
+// TestSupportsQuantCopies pins what SupportsOp says for copies between
+// block types and floats.
 func TestSupportsQuantCopies(t *testing.T) {
 	b := open(t, Config{})
 	for _, tc := range []struct {
 		src, dst runtime.Type
 		want     bool
 	}{
-		{runtime.TypeF32, runtime.TypeQ4_K, false},
-		{runtime.TypeF32, runtime.TypeQ6_K, false},
+		{runtime.TypeF32, runtime.TypeQ4_K, true},
+		{runtime.TypeBF16, runtime.TypeQ2_K, true},
+		{runtime.TypeI32, runtime.TypeQ4_K, false},
 		{runtime.TypeF32, runtime.TypeQ5_1, true},
 		{runtime.TypeQ4_K, runtime.TypeF32, true},
 		{runtime.TypeQ6_K, runtime.TypeQ6_K, true},
@@ -89,5 +92,52 @@ func TestSupportsQuantCopies(t *testing.T) {
 		if got := b.SupportsOp(n); got != tc.want {
 			t.Errorf("cpy %s -> %s: SupportsOp %v, want %v", tc.src, tc.dst, got, tc.want)
 		}
+	}
+}
+
+// TestQuantizeBytes checks that a CPY from f32 into each block type the
+// GL backend writes gives the CPU backend's bytes (ggml's quantizers),
+// over values in [-150, 150) as test-backend-ops uses, and over a row of
+// small values and zeros.
+func TestQuantizeBytes(t *testing.T) {
+	b := open(t, Config{Upload: UploadSubData})
+	ref := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
+	for _, typ := range append([]runtime.Type{runtime.TypeQ4_0, runtime.TypeQ8_0}, dequantTypes...) {
+		oc := opCase{build: func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(in(c, runtime.TypeF32, "a", 1024, 6), in(c, typ, "dst", 1024, 6))
+		}, fill: func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+			if tt.Type != runtime.TypeF32 {
+				return nil
+			}
+			f := make([]float32, tt.Nelements())
+			for j := range f {
+				switch {
+				case j < 1024: // first row: tiny values, some zeros
+					if j%7 != 0 {
+						f[j] = 1e-3 * (r.Float32() - 0.5)
+					}
+				default:
+					f[j] = -150 + 300*r.Float32()
+				}
+			}
+			return encode(runtime.TypeF32, f)
+		}}
+		t.Run(typ.String(), func(t *testing.T) {
+			want, _ := runOn(t, oc, ref, cpu.DefaultBufferType())
+			got, _ := runOn(t, oc, b, b.DefaultBufferType())
+			bs := int(typ.RowSize(typ.BlockSize()))
+			bad := 0
+			for i := 0; i < len(want); i += bs {
+				if !bytes.Equal(want[i:i+bs], got[i:i+bs]) {
+					if bad == 0 {
+						t.Errorf("block %d differs:\nwant %x\ngot  %x", i/bs, want[i:i+bs], got[i:i+bs])
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d blocks differ", bad, len(want)/bs)
+			}
+		})
 	}
 }
