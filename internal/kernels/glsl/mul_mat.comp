@@ -100,13 +100,27 @@ void main() {
 #endif
 	}
 #elif TA == 3 || TA == 6 || TA == 7 || (TA >= 10 && TA <= 14)
-	// dequant.glsl's block types: each element of a dequantized as loaded.
-	for (uint k = 0u; k < K; k++) {
-		float av[TM], bv[TN];
-		for (uint m = 0u; m < TM; m++) av[m] = deqx(1u, uint(TA), ar[m], k);
-		for (uint n = 0u; n < TN; n++) bv[n] = LDB(br[n] + k * bb);
-		for (uint m = 0u; m < TM; m++)
-			for (uint n = 0u; n < TN; n++) acc[m * TN + n] += av[m] * bv[n];
+	// dequant.glsl's block types, by runs of 16 elements that share a
+	// scale x and offset y: sum (x q + y) b = x sum(q b) + y sum(b).
+	for (uint k0 = 0u; k0 < K; k0 += 16u) {
+		float qb[TM * TN], sb[TN];
+		for (uint i = 0u; i < TM * TN; i++) qb[i] = 0.0;
+		for (uint n = 0u; n < TN; n++) sb[n] = 0.0;
+		for (uint e = 0u; e < 16u; e++) {
+			float bv[TN];
+			for (uint n = 0u; n < TN; n++) {
+				bv[n] = LDB(br[n] + (k0 + e) * bb);
+				sb[n] += bv[n];
+			}
+			for (uint m = 0u; m < TM; m++) {
+				float q = deqq(1u, uint(TA), ar[m], k0 + e);
+				for (uint n = 0u; n < TN; n++) qb[m * TN + n] += q * bv[n];
+			}
+		}
+		for (uint m = 0u; m < TM; m++) {
+			vec2 xy = deqsub(1u, uint(TA), ar[m], k0);
+			for (uint n = 0u; n < TN; n++) acc[m * TN + n] += xy.x * qb[m * TN + n] + xy.y * sb[n];
+		}
 	}
 #else
 	for (uint k = 0u; k < K; k++) {
