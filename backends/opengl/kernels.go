@@ -68,6 +68,7 @@ const (
 	gridMulMat               // one invocation per 4 x tn block of the result
 	gridBlocks               // one invocation per quantized block of the result
 	gridUnits                // one invocation per 2 bytes of the result's rows
+	gridSuper                // one invocation per 256-element block of the result
 )
 
 // Modes of the quant kernel.
@@ -75,6 +76,7 @@ const (
 	dequantize uint32 = iota
 	copyBlocks
 	quantize
+	castInt
 )
 
 // launch is a node prepared for dispatch: kernel, grid, source slots and
@@ -126,9 +128,32 @@ func isFloat(t runtime.Type) bool {
 	return t == runtime.TypeF32 || t == runtime.TypeF16 || t == runtime.TypeBF16
 }
 
-// isRowType reports the types ldrow reads.
+// isRowType reports the types ldrow reads: the float types and the block
+// types of q4_0/q8_0 and dequant.glsl.
 func isRowType(t runtime.Type) bool {
-	return isFloat(t) || t == runtime.TypeQ4_0 || t == runtime.TypeQ8_0
+	switch t {
+	case runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0,
+		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
+		return true
+	}
+	return isFloat(t)
+}
+
+// isKQuant reports the k-quants, which the quant_k kernel writes from
+// floats with ggml's reference quantizers.
+func isKQuant(t runtime.Type) bool {
+	return t >= runtime.TypeQ2_K && t <= runtime.TypeQ6_K
+}
+
+// isQuantizeType reports the block types the quant kernel writes from
+// floats: those whose ggml reference quantizer is a closed formula per
+// block of 32.
+func isQuantizeType(t runtime.Type) bool {
+	switch t {
+	case runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0:
+		return true
+	}
+	return false
 }
 
 // rawSize is the element size of types copied as raw bits (0: none).
@@ -230,17 +255,24 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		case s0.Type == t.Type && rawSize(t.Type) != 0:
 		case isFloat(s0.Type) && isFloat(t.Type):
 			l.extra[0] = fConvert
-		case isFloat(s0.Type) && t.Type.IsQuantized() && isRowType(t.Type):
+		case (s0.Type == runtime.TypeF32 && t.Type == runtime.TypeI32) || (s0.Type == runtime.TypeI32 && t.Type == runtime.TypeF32):
+			return &launch{kernel: "quant", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{castInt}}, ""
+		case isFloat(s0.Type) && isQuantizeType(t.Type):
 			if !t.IsContiguousRows() {
 				return nil, "quantized result rows must be dense"
 			}
 			return &launch{kernel: "quant", grid: gridBlocks, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{quantize}}, ""
+		case isFloat(s0.Type) && isKQuant(t.Type):
+			if !t.IsContiguousRows() {
+				return nil, "quantized result rows must be dense"
+			}
+			return &launch{kernel: "quant_k", grid: gridSuper, local: 64, srcs: [3]*runtime.Tensor{s0}, defines: []string{fmt.Sprintf("QT %d", t.Type)}}, ""
 		case s0.Type.IsQuantized() && isRowType(s0.Type) && (isFloat(t.Type) || t.Type == s0.Type):
 			if s0.Ne[0] != t.Ne[0] || !s0.IsContiguousRows() || !t.IsContiguousRows() {
 				return nil, "copy from a quantized type needs equal, dense rows"
 			}
 			if t.Type == s0.Type {
-				return &launch{kernel: "quant", grid: gridUnits, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{copyBlocks}}, ""
+				return &launch{kernel: "quant", grid: gridUnits, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{copyBlocks, uint32(t.Type.RowSize(t.Ne[0]))}}, ""
 			}
 			return &launch{kernel: "quant", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{dequantize}}, ""
 		default:
@@ -400,7 +432,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			return nil, why
 		}
 		if !isRowType(s0.Type) || !isFloat(s1.Type) || t.Type != runtime.TypeF32 {
-			return nil, "want a f32/f16/bf16/q4_0/q8_0, b f32/f16/bf16, result f32"
+			return nil, "want a f32/f16/bf16/q4_0/q4_1/q5_0/q5_1/q8_0/q2_K..q6_K, b f32/f16/bf16, result f32"
 		}
 		if !s0.IsContiguousRows() || s0.Ne[0] != s1.Ne[0] || s1.Ne[2]%s0.Ne[2] != 0 || s1.Ne[3]%s0.Ne[3] != 0 ||
 			t.Ne != [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} {
@@ -505,6 +537,8 @@ func (l *launch) groups(t *runtime.Tensor) uint64 {
 		return (uint64(t.Nelements()/2) + l.local - 1) / l.local
 	case gridBlocks:
 		return (uint64(t.Nelements()/32) + l.local - 1) / l.local
+	case gridSuper:
+		return (uint64(t.Nelements()/256) + l.local - 1) / l.local
 	case gridUnits:
 		return (t.Type.RowSize(t.Ne[0])/2*uint64(t.Nrows()) + l.local - 1) / l.local
 	case gridMulMat:

@@ -46,6 +46,30 @@ func TestPlan(t *testing.T) {
 		{"cpy q4_0 to q8_0", func(c *runtime.Context) *runtime.Tensor {
 			return c.Cpy(c.NewTensor1D(runtime.TypeQ4_0, 32), c.NewTensor1D(runtime.TypeQ8_0, 32))
 		}, "", false, false},
+		{"mul_mat q4_K", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMat(c.NewTensor2D(runtime.TypeQ4_K, 256, 3), c.NewTensor2D(f16, 256, 2))
+		}, "mul_mat", true, false},
+		{"mul_mat iq4_nl", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMat(c.NewTensor2D(runtime.TypeIQ4_NL, 64, 3), c.NewTensor2D(f32, 64, 2))
+		}, "", false, false},
+		{"get_rows q5_1", func(c *runtime.Context) *runtime.Tensor {
+			return c.GetRows(c.NewTensor2D(runtime.TypeQ5_1, 32, 3), c.NewTensor1D(i32, 2))
+		}, "get_rows", true, false},
+		{"cpy to q6_K", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor2D(runtime.TypeBF16, 256, 2), c.NewTensor2D(runtime.TypeQ6_K, 256, 2))
+		}, "quant_k", true, false},
+		{"cpy q3_K to f16", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor1D(runtime.TypeQ3_K, 256), c.NewTensor1D(f16, 256))
+		}, "quant", true, false},
+		{"cpy to i32", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor2D(f32, 4, 3), c.NewTensor2D(i32, 4, 3))
+		}, "quant", true, false},
+		{"cpy f16 to i32", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor2D(f16, 4, 3), c.NewTensor2D(i32, 4, 3))
+		}, "", false, false},
+		{"cpy to mxfp4", func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor1D(f32, 32), c.NewTensor1D(runtime.TypeMXFP4, 32))
+		}, "", false, false},
 		{"gelu_quick", func(c *runtime.Context) *runtime.Tensor {
 			return c.Unary(c.NewTensor1D(f32, 4), runtime.UnaryGeluQuick)
 		}, "", false, false},

@@ -21,12 +21,21 @@ func TestDeviceGGUF(t *testing.T) {
 			name string
 			typ  runtime.Type
 			kvh  int
-		}{{"f32", runtime.TypeF32, 0}, {"q8_0", runtime.TypeQ8_0, 0}, {"f32-gqa", runtime.TypeF32, 2}} {
+		}{{"f32", runtime.TypeF32, 0}, {"q8_0", runtime.TypeQ8_0, 0}, {"f32-gqa", runtime.TypeF32, 2},
+			{"bf16", runtime.TypeBF16, 0}, {"q4_1", runtime.TypeQ4_1, 0}, {"q5_0", runtime.TypeQ5_0, 0}, {"q5_1", runtime.TypeQ5_1, 0},
+			{"q2_K", runtime.TypeQ2_K, 0}, {"q3_K", runtime.TypeQ3_K, 0}, {"q4_K", runtime.TypeQ4_K, 0}, {"q5_K", runtime.TypeQ5_K, 0}, {"q6_K", runtime.TypeQ6_K, 0}} {
 			t.Run(o.name+"/"+tc.name, func(t *testing.T) {
+				if o.name == "cuda" && tc.typ != runtime.TypeF32 && tc.typ != runtime.TypeQ8_0 {
+					t.Skipf("the CUDA backend has no %s kernels yet", tc.typ)
+				}
 				be := o.openOrSkip(t)
 				defer be.Close()
 				cfg := testConfig()
 				cfg.KVHeads = tc.kvh
+				// Every matrix row a whole number of the type's blocks.
+				if bs := int(tc.typ.BlockSize()); bs > 1 {
+					cfg.Dim, cfg.FFN = max(cfg.Dim, bs), (cfg.FFN+bs-1)/bs*bs
+				}
 				path := writeDemo(t, GenerateWeights(cfg), tc.typ)
 				var done, total uint64
 				dev, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Progress: func(d, n uint64) { done, total = d, n }})

@@ -68,10 +68,13 @@ float ld(uint s, uint o) {
 	return bf2f(u16(s, o));
 }
 
+#include "dequant.glsl"
+
 // ldrow loads element i of the row that starts at byte r of slot s, for
-// the float types and the q4_0 / q8_0 blocks.
+// the float types, the q4_0 / q8_0 blocks and dequant.glsl's types.
 float ldrow(uint s, uint r, uint i) {
 	uint t = ty(s);
+	if (isdeqx(t)) return deqx(s, t, r, i);
 	if (t == T_Q8_0) {
 		uint bo = r + (i >> 5) * 34u;
 		int q = int(u8(s, bo + 2u + (i & 31u)) << 24) >> 24;

@@ -2,7 +2,8 @@
 // (i0, i2/r2, i3/r3) of source 0 with row (i1, i2, i3) of source 1.
 //
 // Compile-time parameters (set by the backend):
-//   TA  source 0's type code: 0 f32, 1 f16, 30 bf16, 2 q4_0, 8 q8_0
+//   TA  source 0's type code: 0 f32, 1 f16, 30 bf16, 2 q4_0, 8 q8_0, or one
+//       of dequant.glsl's (3 q4_1, 6 q5_0, 7 q5_1, 10..14 q2_K..q6_K)
 //   TB  source 1's type code: 0 f32, 1 f16, 30 bf16
 //   TN  result columns (i1) per invocation: 1 (matrix-vector) or 4
 // Each invocation computes a TM x TN block of the result in registers, so
@@ -97,6 +98,29 @@ void main() {
 			for (uint n = 0u; n < TN; n++) acc[m * TN + n] += d * part[m * TN + n];
 		}
 #endif
+	}
+#elif TA == 3 || TA == 6 || TA == 7 || (TA >= 10 && TA <= 14)
+	// dequant.glsl's block types, by runs of 16 elements that share a
+	// scale x and offset y: sum (x q + y) b = x sum(q b) + y sum(b).
+	for (uint k0 = 0u; k0 < K; k0 += 16u) {
+		float qb[TM * TN], sb[TN];
+		for (uint i = 0u; i < TM * TN; i++) qb[i] = 0.0;
+		for (uint n = 0u; n < TN; n++) sb[n] = 0.0;
+		for (uint e = 0u; e < 16u; e++) {
+			float bv[TN];
+			for (uint n = 0u; n < TN; n++) {
+				bv[n] = LDB(br[n] + (k0 + e) * bb);
+				sb[n] += bv[n];
+			}
+			for (uint m = 0u; m < TM; m++) {
+				float q = deqq(1u, uint(TA), ar[m], k0 + e);
+				for (uint n = 0u; n < TN; n++) qb[m * TN + n] += q * bv[n];
+			}
+		}
+		for (uint m = 0u; m < TM; m++) {
+			vec2 xy = deqsub(1u, uint(TA), ar[m], k0);
+			for (uint n = 0u; n < TN; n++) acc[m * TN + n] += xy.x * qb[m * TN + n] + xy.y * sb[n];
+		}
 	}
 #else
 	for (uint k = 0u; k < K; k++) {
