@@ -1,0 +1,49 @@
+//go:build amd64 && !purego
+
+package vec
+
+import "unsafe"
+
+// useQGemm512 selects the AVX-512 VNNI GEMM tile and panel packing
+// (qgemm512_amd64.s): the level of the AVX-512 row dots (F, BW, VL, DQ,
+// VBMI, VNNI, F16C). Set once at program start.
+var useQGemm512 = useQ512
+
+// qgemmTile512 computes the 8×16 tile of nb blocks into out (128
+// float32).
+//
+//go:noescape
+func qgemmTile512(out *float32, p, a *byte, nb int)
+
+// The packers fill nb blocks of a panel from rows weight rows (the rest
+// zero) at w, stride bytes apart; mask has the low rows bits set.
+//
+//go:noescape
+func packQ8Panel512(dst, w *byte, stride, mask, nb int)
+
+//go:noescape
+func packQ4Panel512(dst, w *byte, stride, mask, nb int)
+
+func qgemmTile(out []float32, p, a []byte, nb int) {
+	if useQGemm512 {
+		qgemmTile512(unsafe.SliceData(out), pb(p), pb(a), nb)
+		return
+	}
+	qgemmTileGo(out, p, a, nb)
+}
+
+func packQ8_0Panel(dst, w []byte, stride, rows, nb int) {
+	if useQGemm512 {
+		packQ8Panel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
+	packQ8_0PanelGo(dst, w, stride, rows, nb)
+}
+
+func packQ4_0Panel(dst, w []byte, stride, rows, nb int) {
+	if useQGemm512 {
+		packQ4Panel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
+	packQ4_0PanelGo(dst, w, stride, rows, nb)
+}
