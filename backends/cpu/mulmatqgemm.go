@@ -11,10 +11,10 @@ import (
 // This file holds the prompt path of MUL_MAT with q4_0 and q8_0 weights
 // where the AVX-512 VNNI kernels run: the activation rows are quantized to
 // q8_0 as on the row-dot path (the same bytes) and packed in groups of
-// vec.QGemmCols; each worker packs vec.QGemmRows weight rows at a time
-// into a panel of its own and runs the vec.QGemmTile over every group, so
-// each weight byte is decoded once per node and each activation byte is
-// read once per panel. See RATIONALE.md, "Quantized GEMM: panels packed
+// vec.QGemmCols rows (vec.QuantizePackQGemmAct); each worker packs
+// vec.QGemmRows weight rows at a time into a panel of its own and runs
+// vec.QGemmTile over every group, so each weight byte is decoded once per
+// node and each activation byte is read once per panel. See RATIONALE.md, "Quantized GEMM: panels packed
 // per node".
 
 // qGemmMinM is the fewest activation rows that take the GEMM tile: below
@@ -46,15 +46,10 @@ func mulMatQGemmKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	}
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	nb := int(k / vec.QK)
-	qrow := int64(runtime.TypeQ8_0.RowSize(k))
 	batches := b.Ne[2] * b.Ne[3]
 	rows := m * batches
 	groups := (m + vec.QGemmCols - 1) / vec.QGemmCols // per batch
 	gbytes := int64(vec.QGemmActBytes(nb))
-	if int64(cap(sp.q)) < rows*qrow {
-		sp.q = make([]byte, rows*qrow)
-	}
-	q := sp.q[:rows*qrow]
 	if int64(cap(sp.qg)) < batches*groups*gbytes {
 		sp.qg = make([]byte, batches*groups*gbytes)
 	}
@@ -64,14 +59,13 @@ func mulMatQGemmKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	quant = func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(rows, ith, nth)
 		for r := r0; r < r1; r++ {
-			y := q[r*qrow : (r+1)*qrow]
-			if err := quantRow(t, bm, dense, sp, ith, r, cpukernels.QuantizeRowQ8_0CPU, y); err != nil {
-				return err
-			}
 			i1 := r % m
 			g := (r/m)*groups + i1/vec.QGemmCols
-			if err := vec.PackQGemmAct(qg[g*gbytes:(g+1)*gbytes], int(i1%vec.QGemmCols), y, nb, c); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
+			qp := func(x []float32, _ []byte) error {
+				return vec.QuantizePackQGemmAct(qg[g*gbytes:(g+1)*gbytes], int(i1%vec.QGemmCols), x, c)
+			}
+			if err := quantRow(t, bm, dense, sp, ith, r, qp, nil); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 )
 
 // The quantized GEMM tile: QGemmRows q4_0 or q8_0 weight rows times
@@ -101,6 +103,34 @@ func PackQGemmAct(dst []byte, col int, y []byte, nb, c int) error {
 		copy(g[col*QK:(col+1)*QK], blk[2:])
 		binary.LittleEndian.PutUint32(g[QGemmCols*QK+4*col:], math.Float32bits(blockScale(blk)))
 		binary.LittleEndian.PutUint32(g[QGemmCols*QK+4*QGemmCols+4*col:], uint32(-int32(c)*sumQ8(blk[2:])))
+	}
+	return nil
+}
+
+// QuantizePackQGemmAct quantizes the activation row x (a multiple of QK
+// elements) to q8_0 with ggml's CPU quantizer (the bytes of
+// cpukernels.QuantizeRowQ8_0CPU) and writes it as row col of the
+// activation group dst, as PackQGemmAct of that q8_0 row would.
+func QuantizePackQGemmAct(dst []byte, col int, x []float32, c int) error {
+	nb := len(x) / QK
+	switch {
+	case nb == 0 || len(x)%QK != 0 || col < 0 || col >= QGemmCols || len(dst) < QGemmActBytes(nb):
+		return fmt.Errorf("%w: activation row %d of %d elements into a group of %d bytes", ErrShape, col, len(x), len(dst))
+	case c != QGemmOffsetQ4_0 && c != QGemmOffsetQ8_0:
+		return fmt.Errorf("%w: weight offset %d", ErrShape, c)
+	}
+	var blk [Q8_0BlockSize]byte
+	for b := quantPackAct(dst, col, x, c); b < nb; {
+		// A block the assembly leaves (NaN or infinity) or every block
+		// without it: the portable quantizer, then the packer.
+		if err := cpukernels.QuantizeRowQ8_0CPU(x[b*QK:(b+1)*QK], blk[:]); err != nil {
+			return err
+		}
+		if err := PackQGemmAct(dst[b*qgActBlock:], col, blk[:], 1, c); err != nil {
+			return err
+		}
+		b++
+		b += quantPackAct(dst[b*qgActBlock:], col, x[b*QK:], c)
 	}
 	return nil
 }

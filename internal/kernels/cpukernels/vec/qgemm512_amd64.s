@@ -25,6 +25,34 @@ DATA qgIota<>+48(SB)/8, $0x0000000d0000000c
 DATA qgIota<>+56(SB)/8, $0x0000000f0000000e
 GLOBL qgIota<>(SB), RODATA|NOPTR, $64
 
+
+// The packers gather one 32-bit word from each of the 16 rows a time
+// (VPGATHERDD with the row offsets r·stride in Z31; K1, refilled from R9
+// before each gather, leaves rows past the panel's zero).
+
+// QGSETUP loads the row offsets, the row mask (R9, K2) and the block count.
+#define QGSETUP \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ mask+24(FP), R9 \
+	MOVQ nb+32(FP), CX \
+	KMOVW R9, K2 \
+	VPBROADCASTD stride+16(FP), Z31 \
+	VPMULLD qgIota<>(SB), Z31, Z31
+
+// QGGATHER gathers the words at off of each row's block into z.
+#define QGGATHER(off, z) \
+	KMOVW R9, K1 \
+	VPXORD z, z, z \
+	VPGATHERDD off(SI)(Z31*1), K1, z
+
+// QGSCALES stores the 16 rows' scales as float32 at DI.
+#define QGSCALES \
+	QGGATHER(0, Z0) \
+	VPMOVDW Z0, Y0 \
+	VCVTPH2PS Y0, Z0 \
+	VMOVUPS Z0, (DI)
+
 // func qgemmTile512(out *float32, p, a *byte, nb int)
 TEXT ·qgemmTile512(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), BX
@@ -163,33 +191,6 @@ qgtile_loop:
 	VZEROUPPER
 	RET
 
-// The packers gather one 32-bit word from each of the 16 rows a time
-// (VPGATHERDD with the row offsets r·stride in Z31; K1, refilled from R9
-// before each gather, leaves rows past the panel's zero).
-
-// QGSETUP loads the row offsets, the row mask (R9, K2) and the block count.
-#define QGSETUP \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ mask+24(FP), R9 \
-	MOVQ nb+32(FP), CX \
-	KMOVW R9, K2 \
-	VPBROADCASTD stride+16(FP), Z31 \
-	VPMULLD qgIota<>(SB), Z31, Z31
-
-// QGGATHER gathers the words at off of each row's block into z.
-#define QGGATHER(off, z) \
-	KMOVW R9, K1 \
-	VPXORD z, z, z \
-	VPGATHERDD off(SI)(Z31*1), K1, z
-
-// QGSCALES stores the 16 rows' scales as float32 at DI.
-#define QGSCALES \
-	QGGATHER(0, Z0) \
-	VPMOVDW Z0, Y0 \
-	VCVTPH2PS Y0, Z0 \
-	VMOVUPS Z0, (DI)
-
 // func packQ8Panel512(dst, w *byte, stride, mask, nb int)
 TEXT ·packQ8Panel512(SB), NOSPLIT, $0-40
 	QGSETUP
@@ -265,5 +266,98 @@ packQ4Panel512_loop:
 	ADDQ $576, DI
 	DECQ CX
 	JNZ packQ4Panel512_loop
+	VZEROUPPER
+	RET
+
+// quantPackQ8Act512 quantizes up to nb blocks of 32 floats at x to q8_0 as
+// ggml's CPU quantizer does (d = amax/127 rounded to half, quants
+// round(x·127/amax) ties to even, saturated) and writes them as row col of
+// an activation group at dst (quants, d as float32, negc·Σq); it stops
+// before the first block holding a NaN or an infinity (left to the
+// portable quantizer) and returns the number of blocks written.
+//
+// func quantPackQ8Act512(dst *byte, col int, x *float32, nb, negc int) int
+TEXT ·quantPackQ8Act512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ col+8(FP), AX
+	MOVQ x+16(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVQ negc+32(FP), DX
+	LEAQ 256(DI)(AX*4), BX
+	SHLQ $5, AX
+	ADDQ AX, DI
+	XORQ AX, AX
+	MOVL $0x7fffffff, R10
+	VPBROADCASTD R10, Z20
+	MOVL $0x7f800000, R10
+	VPBROADCASTD R10, Z21
+	MOVL $0x42fe0000, R10
+	VMOVD R10, X22
+	MOVL $-128, R10
+	VPBROADCASTD R10, Z23
+	MOVL $127, R10
+	VPBROADCASTD R10, Z24
+
+qgact_loop:
+	CMPQ AX, CX
+	JGE qgact_done
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VPANDD Z20, Z0, Z2
+	VPANDD Z20, Z1, Z3
+	VCMPPS $5, Z21, Z2, K1
+	VCMPPS $5, Z21, Z3, K2
+	KORTESTW K2, K1
+	JNZ qgact_done
+	VMAXPS Z3, Z2, Z2
+	VEXTRACTF32X8 $1, Z2, Y3
+	VMAXPS Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0x4e, X2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0xb1, X2, X3
+	VMAXPS X3, X2, X2
+	VDIVSS X22, X2, X4
+	VXORPS X5, X5, X5
+	VUCOMISS X5, X2
+	JEQ qgact_zero
+	VDIVSS X2, X22, X5
+
+qgact_zero:
+	VBROADCASTSS X5, Z5
+	VMULPS Z5, Z0, Z0
+	VMULPS Z5, Z1, Z1
+	VCVTPS2DQ Z0, Z0
+	VCVTPS2DQ Z1, Z1
+	VPMOVSDB Z0, (DI)
+	VPMOVSDB Z1, 16(DI)
+	VPMAXSD Z23, Z0, Z0
+	VPMINSD Z24, Z0, Z0
+	VPMAXSD Z23, Z1, Z1
+	VPMINSD Z24, Z1, Z1
+	VPADDD Z1, Z0, Z0
+	VEXTRACTI32X8 $1, Z0, Y1
+	VPADDD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, R10
+	IMULL DX, R10
+	MOVL R10, 32(BX)
+	VCVTPS2PH $0, X4, X4
+	VCVTPH2PS X4, X4
+	VMOVSS X4, (BX)
+	ADDQ $128, SI
+	ADDQ $320, DI
+	ADDQ $320, BX
+	INCQ AX
+	JMP qgact_loop
+
+qgact_done:
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET

@@ -24,6 +24,19 @@ func packQ8Panel512(dst, w *byte, stride, mask, nb int)
 //go:noescape
 func packQ4Panel512(dst, w *byte, stride, mask, nb int)
 
+//go:noescape
+func quantPackQ8Act512(dst *byte, col int, x *float32, nb, negc int) int
+
+// quantPackAct quantizes and packs x's leading blocks up to the first
+// that holds a NaN or an infinity, returning how many it did (none
+// without the assembly).
+func quantPackAct(dst []byte, col int, x []float32, c int) int {
+	if !useQGemm512 || len(x) < QK {
+		return 0
+	}
+	return quantPackQ8Act512(pb(dst), col, unsafe.SliceData(x), len(x)/QK, -c)
+}
+
 func qgemmTile(out []float32, p, a []byte, nb int) {
 	if useQGemm512 {
 		qgemmTile512(unsafe.SliceData(out), pb(p), pb(a), nb)

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 )
 
 // qgemmCase packs weight rows of one type and activation rows into
@@ -139,7 +142,10 @@ func TestSumQ8(t *testing.T) {
 	}
 }
 
-// BenchmarkQGemm runs the tile over a 4096-wide block row (CPU time).
+// BenchmarkQGemm runs the panel packer, the tile and, as the reference
+// in the same run, the row dots on the same 16 weight rows × 8 activation
+// rows of a 4096-wide block row (per second of CPU time: the figures hold
+// on a shared machine).
 func BenchmarkQGemm(b *testing.B) {
 	const nb = 128
 	r := rand.New(rand.NewPCG(3, 4))
@@ -152,23 +158,90 @@ func BenchmarkQGemm(b *testing.B) {
 		}
 		panel := make([]byte, QGemmPanelBytes(nb))
 		act := make([]byte, QGemmActBytes(nb))
-		for i := range QGemmCols {
-			y, _ := randQ8Row(r, nb)
-			_ = PackQGemmAct(act, i, y, nb, ty.c)
+		ys := make([][]byte, QGemmCols)
+		for i := range ys {
+			ys[i], _ = randQ8Row(r, nb)
+			_ = PackQGemmAct(act, i, ys[i], nb, ty.c)
 		}
 		out := make([]float32, QGemmCols*QGemmRows)
-		b.Run(ty.name+"/pack", func(b *testing.B) {
-			for b.Loop() {
+		rows := DotQ8_0Rows
+		if ty.c == QGemmOffsetQ4_0 {
+			rows = DotQ4_0Rows
+		}
+		for _, c := range []struct {
+			name string
+			f    func()
+		}{
+			{"pack", func() { _ = ty.pack(panel, w, stride, QGemmRows, nb) }},
+			{"tile", func() { _ = QGemmTile(out, panel, act, nb) }},
+			{"rowdots", func() {
+				for i, y := range ys {
+					_ = rows(out[i*QGemmRows:(i+1)*QGemmRows], w, stride, y, nb)
+				}
+			}},
+		} {
+			b.Run(ty.name+"/"+c.name, func(b *testing.B) {
 				_ = ty.pack(panel, w, stride, QGemmRows, nb)
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					c.f()
+				}
+				if s := cpuSeconds() - cpu0; s > 0 {
+					b.ReportMetric(s*1e9/float64(b.N), "cpu-ns/op")
+					if c.name != "pack" {
+						b.ReportMetric(2*QGemmRows*QGemmCols*nb*QK*float64(b.N)/s/1e9, "cpu-GOPS")
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestQuantizePackQGemmAct checks the fused quantizer and packer against
+// the CPU quantizer followed by PackQGemmAct, byte for byte, on rows
+// with zero blocks, tiny and huge values, NaN and infinities.
+func TestQuantizePackQGemmAct(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const nb = 12
+	x := make([]float32, nb*QK)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 3)
+	}
+	for i := range QK {
+		x[QK+i] = 0        // block 1: zeros
+		x[2*QK+i] *= 1e-42 // block 2: subnormals (127/amax overflows)
+		x[3*QK+i] *= 1e36  // block 3: huge
+	}
+	x[4*QK+5] = float32(math.NaN())
+	x[5*QK+31] = float32(math.Inf(-1))
+	x[6*QK] = float32(math.Inf(1))
+	x[7*QK+3] = 0.5 // ties
+	x[7*QK+4] = -2.5
+	for _, c := range []int{QGemmOffsetQ4_0, QGemmOffsetQ8_0} {
+		for _, col := range []int{0, 5, 7} {
+			got := make([]byte, QGemmActBytes(nb))
+			want := make([]byte, QGemmActBytes(nb))
+			if err := QuantizePackQGemmAct(got, col, x, c); err != nil {
+				t.Fatal(err)
 			}
-		})
-		b.Run(ty.name+"/tile", func(b *testing.B) {
-			_ = ty.pack(panel, w, stride, QGemmRows, nb)
-			for b.Loop() {
-				_ = QGemmTile(out, panel, act, nb)
+			y := make([]byte, nb*Q8_0BlockSize)
+			if err := cpukernels.QuantizeRowQ8_0CPU(x, y); err != nil {
+				t.Fatal(err)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/tile")
-			b.ReportMetric(2*QGemmRows*QGemmCols*nb*QK*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
-		})
+			if err := PackQGemmAct(want, col, y, nb, c); err != nil {
+				t.Fatal(err)
+			}
+			for b := range nb {
+				if g, w := got[b*qgActBlock:(b+1)*qgActBlock], want[b*qgActBlock:(b+1)*qgActBlock]; !bytes.Equal(g, w) {
+					t.Errorf("offset %d, row %d, block %d: packed bytes differ (level %s)\n got %x\nwant %x", c, col, b, Level(), g, w)
+				}
+			}
+		}
+	}
+	if err := QuantizePackQGemmAct(make([]byte, 10), 0, x, QGemmOffsetQ8_0); !errors.Is(err, ErrShape) {
+		t.Errorf("short group: %v", err)
+	}
+	if err := QuantizePackQGemmAct(make([]byte, QGemmActBytes(1)), 0, x[:5], QGemmOffsetQ8_0); !errors.Is(err, ErrShape) {
+		t.Errorf("partial block: %v", err)
 	}
 }
