@@ -14,12 +14,14 @@ import (
 // vec.QGemmCols rows (vec.QuantizePackQGemmAct); each worker packs
 // vec.QGemmRows weight rows at a time into a panel of its own and runs
 // vec.QGemmTile over every group, so each weight byte is decoded once per
-// node and each activation byte is read once per panel. See RATIONALE.md, "Quantized GEMM: panels packed
-// per node".
+// node and each activation byte is read once per panel. See RATIONALE.md,
+// "Quantized GEMM: panels packed per node".
 
-// qGemmMinM is the fewest activation rows that take the GEMM tile: below
-// it the row dots (four weight rows per activation load) are as fast.
-const qGemmMinM = 16
+// qGemmMinM is the fewest activation rows that take the GEMM tile: one
+// full group. At 8 rows a panel's packing plus one tile costs 0.4–0.55 of
+// the row dots on the same rows (BenchmarkQGemm); below that half the
+// tile's columns would be idle and the row dots are as fast.
+const qGemmMinM = vec.QGemmCols
 
 // qGemmOffset returns the packed-weight offset of typ, or false where the
 // tile does not serve it.

@@ -23,6 +23,7 @@ import (
 func TestMulMatQGemmMatchesRowDots(t *testing.T) {
 	shapes := []struct{ k, n, m, a2, b2 int64 }{
 		{32, 16, 16, 1, 1},
+		{64, 20, 8, 1, 1},
 		{256, 37, 21, 1, 2},
 		{512, 64, 130, 2, 2},
 		{128, 3, 40, 1, 3},
