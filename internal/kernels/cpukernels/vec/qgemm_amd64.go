@@ -22,6 +22,9 @@ func qgemmTile512(out *float32, p, a *byte, nb int)
 func packQ8Panel512(dst, w *byte, stride, mask, nb int)
 
 //go:noescape
+func packQ8Full512(dst, w *byte, stride, mask, nb int)
+
+//go:noescape
 func packQ4Panel512(dst, w *byte, stride, mask, nb int)
 
 //go:noescape
@@ -46,6 +49,10 @@ func qgemmTile(out []float32, p, a []byte, nb int) {
 }
 
 func packQ8_0Panel(dst, w []byte, stride, rows, nb int) {
+	if useQGemm512 && rows == QGemmRows {
+		packQ8Full512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
 	if useQGemm512 {
 		packQ8Panel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
 		return
