@@ -475,3 +475,77 @@ packQ8Full512_loop:
 	JNZ packQ8Full512_loop
 	VZEROUPPER
 	RET
+
+// packQ4Full512 is packQ4Panel512 for a full panel of 16 rows: rows i,
+// i+4, i+8 and i+12 share a register (128-bit lanes), and a 4×4
+// transpose of 32-bit words in every lane (two rounds of unpacks) leaves
+// the same four nibble bytes of rows 0..15 in each register, in row order;
+// their low nibbles are one group of four elements, their high nibbles
+// the group 16 elements further. The scales are gathered.
+//
+// func packQ4Full512(dst, w *byte, stride, mask, nb int)
+TEXT ·packQ4Full512(SB), NOSPLIT, $0-40
+	QGSETUP
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z30
+	MOVQ stride+16(FP), R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (SI)(R11*4), R10
+	LEAQ (R10)(R11*4), R13
+	LEAQ (R13)(R11*4), R14
+
+packQ4Full512_loop:
+	QGSCALES
+	VMOVDQU 2(SI), X0
+	VINSERTI32X4 $1, 2(R10), Z0, Z0
+	VINSERTI32X4 $2, 2(R13), Z0, Z0
+	VINSERTI32X4 $3, 2(R14), Z0, Z0
+	VMOVDQU 2(SI)(R11*1), X1
+	VINSERTI32X4 $1, 2(R10)(R11*1), Z1, Z1
+	VINSERTI32X4 $2, 2(R13)(R11*1), Z1, Z1
+	VINSERTI32X4 $3, 2(R14)(R11*1), Z1, Z1
+	VMOVDQU 2(SI)(R11*2), X2
+	VINSERTI32X4 $1, 2(R10)(R11*2), Z2, Z2
+	VINSERTI32X4 $2, 2(R13)(R11*2), Z2, Z2
+	VINSERTI32X4 $3, 2(R14)(R11*2), Z2, Z2
+	VMOVDQU 2(SI)(R12*1), X3
+	VINSERTI32X4 $1, 2(R10)(R12*1), Z3, Z3
+	VINSERTI32X4 $2, 2(R13)(R12*1), Z3, Z3
+	VINSERTI32X4 $3, 2(R14)(R12*1), Z3, Z3
+	VPUNPCKLDQ Z1, Z0, Z8
+	VPUNPCKHDQ Z1, Z0, Z9
+	VPUNPCKLDQ Z3, Z2, Z10
+	VPUNPCKHDQ Z3, Z2, Z11
+	VPUNPCKLQDQ Z10, Z8, Z0
+	VPUNPCKHQDQ Z10, Z8, Z1
+	VPUNPCKLQDQ Z11, Z9, Z2
+	VPUNPCKHQDQ Z11, Z9, Z3
+	VPSRLD $4, Z0, Z4
+	VPANDD Z30, Z0, Z0
+	VPANDD Z30, Z4, Z4
+	VMOVDQU32 Z0, 64(DI)
+	VMOVDQU32 Z4, 320(DI)
+	VPSRLD $4, Z1, Z5
+	VPANDD Z30, Z1, Z1
+	VPANDD Z30, Z5, Z5
+	VMOVDQU32 Z1, 128(DI)
+	VMOVDQU32 Z5, 384(DI)
+	VPSRLD $4, Z2, Z6
+	VPANDD Z30, Z2, Z2
+	VPANDD Z30, Z6, Z6
+	VMOVDQU32 Z2, 192(DI)
+	VMOVDQU32 Z6, 448(DI)
+	VPSRLD $4, Z3, Z7
+	VPANDD Z30, Z3, Z3
+	VPANDD Z30, Z7, Z7
+	VMOVDQU32 Z3, 256(DI)
+	VMOVDQU32 Z7, 512(DI)
+	ADDQ $18, SI
+	ADDQ $18, R10
+	ADDQ $18, R13
+	ADDQ $18, R14
+	ADDQ $576, DI
+	DECQ CX
+	JNZ packQ4Full512_loop
+	VZEROUPPER
+	RET

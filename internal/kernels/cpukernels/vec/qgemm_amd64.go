@@ -16,13 +16,17 @@ var useQGemm512 = useQ512
 func qgemmTile512(out *float32, p, a *byte, nb int)
 
 // The packers fill nb blocks of a panel from rows weight rows (the rest
-// zero) at w, stride bytes apart; mask has the low rows bits set.
+// zero) at w, stride bytes apart; mask has the low rows bits set. The
+// Full ones take 16 rows only (they load whole rows: no masks).
 //
 //go:noescape
 func packQ8Panel512(dst, w *byte, stride, mask, nb int)
 
 //go:noescape
 func packQ8Full512(dst, w *byte, stride, mask, nb int)
+
+//go:noescape
+func packQ4Full512(dst, w *byte, stride, mask, nb int)
 
 //go:noescape
 func packQ4Panel512(dst, w *byte, stride, mask, nb int)
@@ -61,6 +65,10 @@ func packQ8_0Panel(dst, w []byte, stride, rows, nb int) {
 }
 
 func packQ4_0Panel(dst, w []byte, stride, rows, nb int) {
+	if useQGemm512 && rows == QGemmRows {
+		packQ4Full512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
 	if useQGemm512 {
 		packQ4Panel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
 		return
