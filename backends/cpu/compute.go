@@ -21,11 +21,18 @@ import (
 type scratchPool struct {
 	bufs [][]float32
 	q    []byte // quantized activations of a MUL_MAT, shared by its workers
+	// qg: those activations packed for the quantized GEMM tile (shared);
+	// panels: each worker's packed weight panel (mulmatqgemm.go).
+	qg     []byte
+	panels [][]byte
 }
 
 func (p *scratchPool) prepare(nth int) {
 	for len(p.bufs) < nth {
 		p.bufs = append(p.bufs, nil)
+	}
+	for len(p.panels) < nth {
+		p.panels = append(p.panels, nil)
 	}
 }
 

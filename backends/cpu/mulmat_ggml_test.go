@@ -74,25 +74,7 @@ func TestMulMatMatchesGGML(t *testing.T) {
 			if err := cpukernels.FromFloat(c.typ, af, aq); err != nil {
 				t.Fatal(err)
 			}
-			if err := runtime.SetTensorData(a, aq, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := runtime.SetTensorData(b, f32Bytes(bf), 0); err != nil {
-				t.Fatal(err)
-			}
-			be := NewBackend(BackendOptions{Threads: 2})
-			defer be.Close()
-			g := runtime.NewGraph()
-			if err := g.BuildForwardExpand(out); err != nil {
-				t.Fatal(err)
-			}
-			if err := be.Compute(g); err != nil {
-				t.Fatal(err)
-			}
-			raw := make([]byte, out.NBytes())
-			if err := runtime.GetTensorData(out, raw, 0); err != nil {
-				t.Fatal(err)
-			}
+			raw := runMulMat(t, out, aq, bf, 2, false)
 			var num, den float64
 			for i := 0; i < len(raw)/4; i++ {
 				gv := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))

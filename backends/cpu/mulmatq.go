@@ -132,6 +132,9 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 // of that kind: weights of a type quantKernel knows with dense rows, any
 // float activations (at most qMaxM rows), an f32 result with dense rows.
 func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) (quant, dot func(ith, nth int) error, qrows int64) {
+	if quant, dot, qrows = mulMatQGemmKernels(t, dm, am, bm, sp, nth); dot != nil {
+		return quant, dot, qrows
+	}
 	a, b := t.Src[0], t.Src[1]
 	qk, ok := quantKernel(a.Type)
 	if !ok || b.Ne[1] > qk.maxM || !a.IsContiguousRows() || !f32Layout(t, dm) || !cpukernels.IsFloat(b.Type) || a.Ne[0]%qk.act.BlockSize() != 0 {
@@ -152,18 +155,8 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	quant = func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(rows, ith, nth)
 		for r := r0; r < r1; r++ {
-			i1, i2, i3 := rowCoords(b.Ne, r)
-			var x []float32
-			if dense {
-				x = floats(bm, off3(b.Nb, i1, i2, i3), k)
-			} else {
-				x = sp.get(ith, int(k))
-				if err := cpukernels.LoadRow(b, bm, i1, i2, i3, x); err != nil {
-					return fmt.Errorf("tensor %s: %w", t, err)
-				}
-			}
-			if err := qk.quant(x, q[r*qrow:(r+1)*qrow]); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
+			if err := quantRow(t, bm, dense, sp, ith, r, qk.quant, q[r*qrow:(r+1)*qrow]); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -201,4 +194,26 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		return nil
 	}
 	return quant, dot, rows
+}
+
+// quantRow quantizes activation row r (counted over dims 1..3) of MUL_MAT
+// node t's src1 (bytes bm; dense: f32 rows read in place, else converted
+// into worker ith's scratch) into y with quant.
+func quantRow(t *runtime.Tensor, bm []byte, dense bool, sp *scratchPool, ith int, r int64, quant func([]float32, []byte) error, y []byte) error {
+	b := t.Src[1]
+	k := b.Ne[0]
+	i1, i2, i3 := rowCoords(b.Ne, r)
+	var x []float32
+	if dense {
+		x = floats(bm, off3(b.Nb, i1, i2, i3), k)
+	} else {
+		x = sp.get(ith, int(k))
+		if err := cpukernels.LoadRow(b, bm, i1, i2, i3, x); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+	}
+	if err := quant(x, y); err != nil {
+		return fmt.Errorf("tensor %s: %w", t, err)
+	}
+	return nil
 }

@@ -73,26 +73,7 @@ func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]in
 		}
 	}
 	bf := rand32(k * m * be[0] * be[1])
-	if err := runtime.SetTensorData(a, aq, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := runtime.SetTensorData(b, f32Bytes(bf), 0); err != nil {
-		t.Fatal(err)
-	}
-	be2 := NewBackend(BackendOptions{Threads: threads})
-	SplitEverything(be2)
-	defer be2.Close()
-	g := runtime.NewGraph()
-	if err := g.BuildForwardExpand(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := be2.Compute(g); err != nil {
-		t.Fatal(err)
-	}
-	raw := make([]byte, out.NBytes())
-	if err := runtime.GetTensorData(out, raw, 0); err != nil {
-		t.Fatal(err)
-	}
+	raw := runMulMat(t, out, aq, bf, threads, true)
 	// The activations as ggml rounds them.
 	for i := int64(0); i < m*be[0]*be[1]; i++ {
 		if err := cpukernels.RoundActivations(typ, bf[i*k:(i+1)*k]); err != nil {
@@ -132,4 +113,35 @@ func f32Bytes(x []float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 	}
 	return b
+}
+
+// runMulMat writes the weight bytes aq and the activations bf into the
+// sources of the MUL_MAT node out, computes it on a backend of threads
+// workers (every node on its own split when split is set) and returns
+// the result's bytes.
+func runMulMat(t *testing.T, out *runtime.Tensor, aq []byte, bf []float32, threads int, split bool) []byte {
+	t.Helper()
+	if err := runtime.SetTensorData(out.Src[0], aq, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.SetTensorData(out.Src[1], f32Bytes(bf), 0); err != nil {
+		t.Fatal(err)
+	}
+	be := NewBackend(BackendOptions{Threads: threads})
+	if split {
+		SplitEverything(be)
+	}
+	defer be.Close()
+	g := runtime.NewGraph()
+	if err := g.BuildForwardExpand(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Compute(g); err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, out.NBytes())
+	if err := runtime.GetTensorData(out, raw, 0); err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
