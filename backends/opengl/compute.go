@@ -65,7 +65,7 @@ func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
 	if _, err := runtime.CheckBufferRange(gb, t, 0, t.NBytes()); err != nil {
 		return nil, err
 	}
-	if es := t.Type.Size(); t.Type.BlockSize() == 1 && es <= 4 && t.Offset%es != 0 {
+	if es := min(t.Type.Size(), 4); t.Type.BlockSize() == 1 && t.Offset%es != 0 {
 		return nil, fmt.Errorf("opengl: tensor %s at offset %d not aligned to its %d-byte elements: %w", t, t.Offset, es, runtime.ErrAlignment)
 	}
 	return gb, nil
@@ -225,7 +225,7 @@ func (d *device) checkStatus(steps []step) error {
 	idx := int32(binary.LittleEndian.Uint32(st[4:]))
 	for _, s := range steps {
 		if s.status {
-			return fmt.Errorf("opengl: get_rows %s (or a later one in the graph): row index %d out of range: %w", s.node, idx, runtime.ErrOutOfBounds)
+			return fmt.Errorf("opengl: %s %s (or a later row op in the graph): row index %d out of range: %w", s.node.Op, s.node, idx, runtime.ErrOutOfBounds)
 		}
 	}
 	return fmt.Errorf("opengl: row index %d out of range: %w", idx, runtime.ErrOutOfBounds)

@@ -75,13 +75,19 @@ void main() {
 			mx = max(mx, w);
 		}
 		mx = wg_max(mx);
+		// Sinks (ex(5)): one logit per head, normalized with the row.
+		bool sinks = ex(5u) != 0u;
+		float sink = sinks ? ld(3u, toff(3u) + c.z * nb(3u, 0u)) : 0.0;
+		if (sinks) mx = max(mx, sink);
 		float s = 0.0;
 		for (uint i = l; i < n; i += LOCAL) {
 			float w = ld(1u, so + i * sb) * scale;
 			if (mask) w += slope * ld(2u, mo + i * mb);
 			s += exp(w - mx);
 		}
-		float inv = 1.0 / wg_sum(s);
+		s = wg_sum(s);
+		if (sinks) s += exp(sink - mx);
+		float inv = 1.0 / s;
 		for (uint i = l; i < n; i += LOCAL) {
 			float w = ld(1u, so + i * sb) * scale;
 			if (mask) w += slope * ld(2u, mo + i * mb);
