@@ -69,6 +69,7 @@ const (
 	gridBlocks               // one invocation per quantized block of the result
 	gridUnits                // one invocation per 2 bytes of the result's rows
 	gridSource               // one invocation per element of source 0
+	gridCount                // launch.count work groups
 )
 
 // Modes of the quant kernel.
@@ -90,6 +91,7 @@ type launch struct {
 	dense   bool     // compile with DENSE: all f32, contiguous, flat indexing
 	defines []string // further compile-time parameters
 	tn      uint64   // mul_mat: result columns per invocation
+	count   uint64   // gridCount: the number of work groups
 }
 
 // mulMatTM is the number of result rows a mul_mat invocation computes.
@@ -203,6 +205,9 @@ func need(t *runtime.Tensor, n int) string {
 }
 
 func planOp(t *runtime.Tensor) (*launch, string) {
+	if l, why, ok := planUnits(t); ok {
+		return l, why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	elementwise := func(f uint32) (*launch, string) {
 		if why := need(t, 1); why != "" {
@@ -498,6 +503,8 @@ func (l *launch) groups(t *runtime.Tensor) uint64 {
 		return (uint64(t.Nelements()/32) + l.local - 1) / l.local
 	case gridUnits:
 		return (t.Type.RowSize(t.Ne[0])/2*uint64(t.Nrows()) + l.local - 1) / l.local
+	case gridCount:
+		return l.count
 	case gridSource:
 		return (uint64(l.srcs[0].Nelements()) + l.local - 1) / l.local
 	case gridMulMat:

@@ -99,7 +99,7 @@ func planMore(t *runtime.Tensor) (*launch, string) {
 		}
 		return l, ""
 	}
-	return nil, fmt.Sprintf("op %s", t.Op)
+	return planMisc(t)
 }
 
 // unaryLaunch is the element-wise launch of unary.comp function f.
@@ -164,4 +164,174 @@ func ropeShapeOK(t *runtime.Tensor) string {
 		return fmt.Sprintf("freq factors must be f32 with %d elements", pairs)
 	}
 	return ""
+}
+
+// Modes of misc.comp.
+const (
+	miscPad uint32 = iota
+	miscAcc
+	miscSet
+	miscAddID
+	miscIm2col
+)
+
+// planMisc maps the ops of misc.comp, group_norm.comp and argmax.comp.
+func planMisc(t *runtime.Tensor) (*launch, string) {
+	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
+	misc := func(mode uint32, srcs ...*runtime.Tensor) *launch {
+		l := &launch{kernel: "misc", grid: gridElements, local: 128, extra: [8]uint32{mode}}
+		copy(l.srcs[:], srcs)
+		return l
+	}
+	switch t.Op {
+	case runtime.OpPad:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(t.Type) || s0.Type != t.Type {
+			return nil, "want a float source and result of one type"
+		}
+		for d := 0; d < 4; d++ {
+			if t.Ne[d] != s0.Ne[d]+int64(t.OpParamI32(2*d))+int64(t.OpParamI32(2*d+1)) || t.OpParamI32(2*d) < 0 {
+				return nil, "result shape is not the padded source's"
+			}
+		}
+		return misc(miscPad, s0), ""
+	case runtime.OpAcc, runtime.OpSet:
+		if why := need(t, 2); why != "" {
+			return nil, why
+		}
+		es := t.Type.Size()
+		if t.Op == runtime.OpAcc && (t.Type != runtime.TypeF32 || s1.Type != runtime.TypeF32) {
+			return nil, "acc wants f32 tensors"
+		}
+		if t.Op == runtime.OpSet && (rawSize(t.Type) != 4 || s1.Type != t.Type) {
+			return nil, "set wants 4-byte elements of one type"
+		}
+		if s0.Type != t.Type || s0.Ne != t.Ne || !s0.IsContiguous() || !t.IsContiguous() {
+			return nil, "want a dense source and result of one type and shape"
+		}
+		nb1, nb2, nb3, off := int64(t.OpParamI32(0)), int64(t.OpParamI32(1)), int64(t.OpParamI32(2)), int64(t.OpParamI32(3))
+		// The kernel finds an element's place in the view by dividing by
+		// the strides, which needs them nested.
+		if off < 0 || nb1 < int64(es)*s1.Ne[0] || nb2 < nb1*s1.Ne[1] || nb3 < nb2*s1.Ne[2] ||
+			off+nb3*(s1.Ne[3]-1)+nb2*(s1.Ne[2]-1)+nb1*(s1.Ne[1]-1)+int64(es)*s1.Ne[0] > int64(t.NBytes()) {
+			return nil, "view strides must be nested and the view inside the result"
+		}
+		l := misc(miscAcc, s0, s1)
+		if t.Op == runtime.OpSet {
+			l.extra[0] = miscSet
+		}
+		l.extra[1] = uint32(es)
+		return l, ""
+	case runtime.OpAddId:
+		if why := need(t, 3); why != "" {
+			return nil, why
+		}
+		if !isFloat(t.Type) || s0.Type != t.Type || !isFloat(s1.Type) || s2.Type != runtime.TypeI32 {
+			return nil, "want float a, b and result, i32 ids"
+		}
+		if s0.Ne != t.Ne || s1.Ne[0] != t.Ne[0] || s2.Ne[0] < t.Ne[1] || s2.Ne[1] < t.Ne[2] || t.Ne[3] != 1 {
+			return nil, "shapes do not fit"
+		}
+		l := misc(miscAddID, s0, s1, s2)
+		l.status = true
+		return l, ""
+	case runtime.OpIm2col:
+		if why := need(t, 2); why != "" {
+			return nil, why
+		}
+		if !isFloat(s1.Type) || (t.Type != runtime.TypeF32 && t.Type != runtime.TypeF16) {
+			return nil, "want a float input and an f32 or f16 result"
+		}
+		kw, kh, ic, ih := s0.Ne[0], int64(1), s0.Ne[1], int64(1)
+		if t.OpParamI32(6) != 0 {
+			kh, ic, ih = s0.Ne[1], s0.Ne[2], s1.Ne[1]
+		}
+		if t.Ne[0] != ic*kh*kw || kw > maxElements || kh > maxElements || ih > maxElements {
+			return nil, "result rows do not fit the kernel"
+		}
+		l := misc(miscIm2col, s1)
+		l.extra[1], l.extra[2], l.extra[3] = uint32(kw), uint32(kh), uint32(ih)
+		return l, ""
+	case runtime.OpGroupNorm:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(t.Type) || s0.Type != t.Type || s0.Ne != t.Ne {
+			return nil, "want a float source and result of one type and shape"
+		}
+		ng := int64(t.OpParamI32(0))
+		if ng < 1 || ng*t.Ne[3] > maxElements {
+			return nil, fmt.Sprintf("%d groups", ng)
+		}
+		per := (t.Ne[2] + ng - 1) / ng
+		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
+			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpArgmax:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(s0.Type) || t.Type != runtime.TypeI32 || t.Ne[0] != s0.Ne[1] || s0.Ne[2] != 1 || s0.Ne[3] != 1 {
+			return nil, "want a float matrix and an i32 index per row"
+		}
+		return &launch{kernel: "argmax", grid: gridCount, count: uint64(s0.Ne[1]), local: 64, srcs: [3]*runtime.Tensor{s0}}, ""
+	}
+	return nil, fmt.Sprintf("op %s", t.Op)
+}
+
+// planUnits maps the byte moves of types the float kernels do not handle
+// (1-, 2- and 8-byte integers, quantized blocks) to elems.comp: CONCAT of
+// any such type, REPEAT and same-type DUP/CONT/CPY of the element types.
+// ok is false for the nodes it leaves to planOp.
+func planUnits(t *runtime.Tensor) (l *launch, why string, ok bool) {
+	s0, s1 := t.Src[0], t.Src[1]
+	if s0 == nil || s0.Type != t.Type || rawSize(t.Type) != 0 || t.Type.Size() > 8 && t.Type.BlockSize() == 1 {
+		return nil, "", false
+	}
+	bs, es := t.Type.BlockSize(), t.Type.Size()
+	l = &launch{kernel: "elems", grid: gridCount, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{0, uint32(es), uint32(bs)}}
+	units := func(x *runtime.Tensor) int64 { return x.Nelements() / bs }
+	switch t.Op {
+	case runtime.OpConcat:
+		if s1 == nil || s1.Type != t.Type {
+			return nil, "want sources and result of one type", true
+		}
+		dim := int(t.OpParamI32(0))
+		if dim < 0 || dim > 3 {
+			return nil, fmt.Sprintf("concat dimension %d", dim), true
+		}
+		for d := 0; d < 4; d++ {
+			want := s0.Ne[d]
+			if d == dim {
+				want += s1.Ne[d]
+			} else if s1.Ne[d] != s0.Ne[d] {
+				return nil, "source shapes differ", true
+			}
+			if t.Ne[d] != want {
+				return nil, "result shape does not join the sources", true
+			}
+		}
+		if s0.Ne[0]%bs != 0 || s1.Ne[0]%bs != 0 {
+			return nil, "rows must hold whole blocks", true
+		}
+		l.srcs[1] = s1
+		l.extra[0] = 2
+	case runtime.OpRepeat:
+		if bs != 1 || !runtime.CanRepeat(s0, t) {
+			return nil, "want an element type and a result shape that repeats the source", true
+		}
+	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		if bs != 1 {
+			return nil, "", false // quantized copies: planOp
+		}
+		if s0.Nelements() != t.Nelements() {
+			return nil, "element counts differ", true
+		}
+		l.extra[0] = 1
+	default:
+		return nil, "", false
+	}
+	l.count = (uint64(units(t)) + l.local - 1) / l.local
+	return l, "", true
 }

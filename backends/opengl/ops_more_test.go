@@ -3,11 +3,13 @@
 package opengl
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -139,4 +141,99 @@ func TestOpsMore(t *testing.T) {
 		})
 	}
 	checkCases(t, b, cases)
+}
+
+func TestOpsMisc(t *testing.T) {
+	b := open(t, Config{Upload: UploadSubData})
+	f32, f16 := runtime.TypeF32, runtime.TypeF16
+	cases := []opCase{
+		{name: "pad", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.PadExt(in(c, f32, "a", 5, 4, 3, 2), 1, 2, 0, 1, 2, 0, 1, 1)
+		}},
+		{name: "pad_circular", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.PadExtCircular(in(c, f32, "a", 5, 4, 3, 2), 1, 2, 0, 1, 2, 0, 1, 1)
+		}},
+		{name: "acc", build: func(c *runtime.Context) *runtime.Tensor {
+			a := in(c, f32, "a", 16, 7, 2, 3)
+			return c.Acc(a, in(c, f32, "b", 8, 5, 2, 3), a.Nb[1], a.Nb[2], a.Nb[3], 12)
+		}},
+		{name: "set", build: func(c *runtime.Context) *runtime.Tensor {
+			a := in(c, f32, "a", 16, 7, 2, 3)
+			return c.Set(a, in(c, f32, "b", 8, 5, 2, 3), a.Nb[1], a.Nb[2], a.Nb[3], a.Nb[1])
+		}},
+		{name: "add_id", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.AddId(in(c, f32, "a", 16, 2, 3), in(c, f32, "b", 16, 4), in(c, runtime.TypeI32, "ids", 2, 3))
+		}, fill: rowsFill(4)},
+		{name: "im2col_1d", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.Im2col(in(c, f32, "k", 3, 4, 6), in(c, f32, "x", 20, 4, 2), 2, 0, 1, 0, 1, 0, false, f32)
+		}},
+		{name: "im2col_2d_f16", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.Im2col(in(c, f16, "k", 3, 2, 3, 4), in(c, f32, "x", 9, 7, 3, 2), 1, 2, 1, 1, 2, 1, true, f16)
+		}, tol: 1e-6},
+		{name: "group_norm", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.GroupNorm(in(c, f32, "a", 9, 8, 10, 2), 4, 1e-6)
+		}},
+		{name: "argmax", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.Argmax(in(c, f32, "a", 300, 7))
+		}},
+		{name: "argmax_ties", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.Argmax(in(c, f32, "a", 130, 3))
+		}, fill: func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+			f := make([]float32, tt.Nelements())
+			for j := range f {
+				f[j] = float32(r.IntN(3))
+			}
+			return encode(f32, f)
+		}},
+	}
+	checkCases(t, b, cases)
+}
+
+// TestOpsBytes compares byte for byte the moves of types without a float
+// reading (i8, i16, i64, quantized blocks) with the CPU backend's.
+func TestOpsBytes(t *testing.T) {
+	gl := open(t, Config{Upload: UploadSubData})
+	ref := cpu.NewBackend(cpu.BackendOptions{Threads: 1})
+	anyBytes := func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+		out := make([]byte, tt.NBytes())
+		for j := range out {
+			out[j] = byte(r.IntN(256))
+		}
+		if tt.Type.IsQuantized() { // keep the f16 scales finite
+			for j := 0; j+1 < len(out); j += int(tt.Type.Size()) {
+				out[j+1] &= 0x3b
+			}
+		}
+		return out
+	}
+	var cases []opCase
+	for _, typ := range []runtime.Type{runtime.TypeI8, runtime.TypeI16, runtime.TypeI64, runtime.TypeQ4_1, runtime.TypeQ8_0} {
+		for dim := 0; dim < 4; dim++ {
+			cases = append(cases, opCase{name: fmt.Sprintf("concat_%s_dim%d", typ, dim), build: func(c *runtime.Context) *runtime.Tensor {
+				ne := []int64{64, 3, 2, 2}
+				ne2 := append([]int64(nil), ne...)
+				ne2[dim] = map[bool]int64{true: 32, false: 1}[dim == 0]
+				return c.Concat(in(c, typ, "a", ne...), in(c, typ, "b", ne2...), dim)
+			}, fill: anyBytes})
+		}
+		if typ.BlockSize() == 1 {
+			cases = append(cases,
+				opCase{name: "repeat_" + typ.String(), build: func(c *runtime.Context) *runtime.Tensor {
+					return c.Repeat(in(c, typ, "a", 3, 1, 2), in(c, typ, "shape", 6, 4, 2, 3))
+				}, fill: anyBytes},
+				opCase{name: "cont_transposed_" + typ.String(), build: func(c *runtime.Context) *runtime.Tensor {
+					return c.Cont(c.Transpose(in(c, typ, "a", 5, 7, 2)))
+				}, fill: anyBytes},
+			)
+		}
+	}
+	for _, oc := range cases {
+		t.Run(oc.name, func(t *testing.T) {
+			want, _ := runOn(t, oc, ref, cpu.DefaultBufferType())
+			got, _ := runOn(t, oc, gl, gl.DefaultBufferType())
+			if !bytes.Equal(want, got) {
+				t.Fatalf("bytes differ\nwant %x\ngot  %x", want[:min(len(want), 32)], got[:min(len(got), 32)])
+			}
+		})
+	}
 }
