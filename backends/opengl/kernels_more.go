@@ -166,6 +166,9 @@ func ropeShapeOK(t *runtime.Tensor) string {
 	return ""
 }
 
+// fL2Norm is rows.comp's L2_NORM (after the codes of kernels.go).
+const fL2Norm = fRmsNormBack + 1
+
 // Modes of misc.comp.
 const (
 	miscPad uint32 = iota
@@ -268,6 +271,14 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		per := (t.Ne[2] + ng - 1) / ng
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpL2Norm:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if t.Type != runtime.TypeF32 || s0.Type != runtime.TypeF32 || s0.Ne != t.Ne {
+			return nil, "want f32 source and result of one shape"
+		}
+		return &launch{kernel: "rows", grid: gridRows, local: 64, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{fL2Norm}}, ""
 	case runtime.OpArgmax:
 		if why := need(t, 1); why != "" {
 			return nil, why

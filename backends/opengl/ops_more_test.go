@@ -173,6 +173,9 @@ func TestOpsMisc(t *testing.T) {
 		{name: "group_norm", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.GroupNorm(in(c, f32, "a", 9, 8, 10, 2), 4, 1e-6)
 		}},
+		{name: "l2_norm", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.L2Norm(in(c, f32, "a", 70, 3, 2), 1e-12)
+		}},
 		{name: "argmax", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.Argmax(in(c, f32, "a", 300, 7))
 		}},

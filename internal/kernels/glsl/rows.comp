@@ -11,6 +11,7 @@ layout(local_size_x = 64) in;
 #define F_SOFT_MAX 4u
 #define F_SOFT_MAX_BACK 5u
 #define F_RMS_NORM_BACK 6u
+#define F_L2_NORM 7u
 
 void main() {
 	uint r = wid();
@@ -42,6 +43,16 @@ void main() {
 		}
 		float scale = 1.0 / sqrt(wg_sum(s2) / fn + opf(0u));
 		for (uint i = l; i < n; i += LOCAL) st(o + i * db, (ld(1u, so + i * sb) - mean) * scale);
+		return;
+	}
+	if (f == F_L2_NORM) {
+		float s2 = 0.0;
+		for (uint i = l; i < n; i += LOCAL) {
+			float v = ld(1u, so + i * sb);
+			s2 += v * v;
+		}
+		float scale = 1.0 / max(sqrt(wg_sum(s2)), opf(0u));
+		for (uint i = l; i < n; i += LOCAL) st(o + i * db, ld(1u, so + i * sb) * scale);
 		return;
 	}
 	if (f == F_RMS_NORM) {
