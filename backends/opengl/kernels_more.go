@@ -38,6 +38,11 @@ var moreUnary = map[runtime.UnaryOp]uint32{
 	runtime.UnaryFloor: fFloor, runtime.UnaryCeil: fCeil, runtime.UnaryRound: fRound, runtime.UnaryTrunc: fTrunc,
 }
 
+// setRowsQuant lists the quantized types set_rows.comp writes.
+var setRowsQuant = map[runtime.Type]bool{
+	runtime.TypeQ4_0: true, runtime.TypeQ4_1: true, runtime.TypeQ5_0: true, runtime.TypeQ5_1: true, runtime.TypeQ8_0: true,
+}
+
 // planMore maps the ops of this file; why says what is missing.
 func planMore(t *runtime.Tensor) (*launch, string) {
 	s0, s1 := t.Src[0], t.Src[1]
@@ -64,15 +69,24 @@ func planMore(t *runtime.Tensor) (*launch, string) {
 		if s1.Type != runtime.TypeI32 && s1.Type != runtime.TypeI64 {
 			return nil, "row ids must be i32 or i64"
 		}
-		if !isFloat(t.Type) {
-			return nil, fmt.Sprintf("rows into %s (the GL kernel writes f32, f16 and bf16)", t.Type)
+		quant := setRowsQuant[t.Type]
+		if !isFloat(t.Type) && !quant {
+			return nil, fmt.Sprintf("rows into %s (the GL kernel writes f32, f16, bf16, q4_0, q4_1, q5_0, q5_1 and q8_0)", t.Type)
 		}
 		if t.Ne[0] != s0.Ne[0] || t.Ne[2] != s0.Ne[2] || t.Ne[3] != s0.Ne[3] || s0.Ne[1] != s1.Ne[0] ||
 			s1.Ne[1] == 0 || s1.Ne[2] == 0 || s0.Ne[2]%s1.Ne[1] != 0 || s0.Ne[3]%s1.Ne[2] != 0 || s1.Ne[3] != 1 {
 			return nil, "shapes do not fit"
 		}
-		// One invocation per value element; the grid follows source 0.
-		return &launch{kernel: "set_rows", grid: gridSource, local: 128, srcs: [3]*runtime.Tensor{s0, s1}, status: true}, ""
+		l := &launch{kernel: "set_rows", grid: gridSource, local: 128, srcs: [3]*runtime.Tensor{s0, s1}, status: true}
+		if quant {
+			// One invocation per block of 32 values.
+			if !t.IsContiguousRows() || s0.Ne[0]%32 != 0 {
+				return nil, "quantized rows must be dense and whole blocks"
+			}
+			l.grid, l.defines = gridCount, []string{"QUANT"}
+			l.count = (uint64(s0.Nelements()/32) + l.local - 1) / l.local
+		}
+		return l, ""
 	case runtime.OpGlu:
 		if why := need(t, 1); why != "" {
 			return nil, why

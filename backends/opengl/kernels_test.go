@@ -57,6 +57,9 @@ func TestPlan(t *testing.T) {
 		}, "set_rows", true, false},
 		{"set_rows q8_0", func(c *runtime.Context) *runtime.Tensor {
 			return c.SetRows(c.NewTensor2D(runtime.TypeQ8_0, 32, 5), c.NewTensor2D(f32, 32, 2), c.NewTensor1D(i32, 2))
+		}, "set_rows", true, false},
+		{"set_rows q4_K", func(c *runtime.Context) *runtime.Tensor {
+			return c.SetRows(c.NewTensor2D(runtime.TypeQ4_K, 256, 5), c.NewTensor2D(f32, 256, 2), c.NewTensor1D(i32, 2))
 		}, "", false, false},
 		{"swiglu split", func(c *runtime.Context) *runtime.Tensor {
 			return c.GluSplit(c.NewTensor2D(f32, 8, 5), c.NewTensor2D(f32, 8, 5), runtime.GluSwiglu)

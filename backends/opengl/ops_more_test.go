@@ -230,6 +230,27 @@ func TestOpsBytes(t *testing.T) {
 			)
 		}
 	}
+	// SET_ROWS into quantized rows: the blocks must equal the CPU's.
+	for _, q := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0} {
+		for _, src := range []runtime.Type{runtime.TypeF32, runtime.TypeF16} {
+			idx := map[runtime.Type]runtime.Type{runtime.TypeF32: runtime.TypeI64, runtime.TypeF16: runtime.TypeI32}[src]
+			cases = append(cases, opCase{
+				name: fmt.Sprintf("set_rows_%s_%s", src, q),
+				build: func(c *runtime.Context) *runtime.Tensor {
+					return c.SetRows(in(c, q, "a", 96, 5, 2, 3), in(c, src, "b", 96, 3, 2, 3), in(c, idx, "ids", 3, 2, 1))
+				},
+				fill: func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+					switch tt.Name {
+					case "a":
+						return make([]byte, tt.NBytes()) // zero blocks
+					case "b":
+						return randomBytes(tt, r, -1, 1)
+					}
+					return permFill(5)(tt, i, r)
+				},
+			})
+		}
+	}
 	for _, oc := range cases {
 		t.Run(oc.name, func(t *testing.T) {
 			want, _ := runOn(t, oc, ref, cpu.DefaultBufferType())
