@@ -190,6 +190,11 @@ const (
 	miscSet
 	miscAddID
 	miscIm2col
+	miscFill
+	miscArange
+	miscTri
+	miscRoll
+	miscPadReflect
 )
 
 // planMisc maps the ops of misc.comp, group_norm.comp and argmax.comp.
@@ -285,6 +290,45 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		per := (t.Ne[2] + ng - 1) / ng
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpFill:
+		if !isFloat(t.Type) {
+			return nil, "want a float result"
+		}
+		return misc(miscFill), ""
+	case runtime.OpArange:
+		if t.Type != runtime.TypeF32 || !t.IsVector() {
+			return nil, "want an f32 vector"
+		}
+		return misc(miscArange), ""
+	case runtime.OpTri, runtime.OpRoll, runtime.OpPadReflect1D:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(t.Type) || s0.Type != t.Type {
+			return nil, "want a float source and result of one type"
+		}
+		switch t.Op {
+		case runtime.OpTri:
+			if tt := t.OpParamI32(0); tt < 0 || tt > 3 || s0.Ne != t.Ne {
+				return nil, "tri type 0..3 and the source's shape"
+			}
+			return misc(miscTri, s0), ""
+		case runtime.OpRoll:
+			if s0.Ne != t.Ne {
+				return nil, "roll keeps the source's shape"
+			}
+			for d := 0; d < 4; d++ {
+				if sh := int64(t.OpParamI32(d)); sh <= -t.Ne[d] || sh >= t.Ne[d] {
+					return nil, fmt.Sprintf("shift %d of dimension %d not inside ±ne", sh, d)
+				}
+			}
+			return misc(miscRoll, s0), ""
+		}
+		p0, p1 := int64(t.OpParamI32(0)), int64(t.OpParamI32(1))
+		if p0 < 0 || p1 < 0 || p0 >= s0.Ne[0] || p1 >= s0.Ne[0] || t.Ne != [4]int64{s0.Ne[0] + p0 + p1, s0.Ne[1], s0.Ne[2], s0.Ne[3]} {
+			return nil, "pads must be below ne0 and the result the padded rows"
+		}
+		return misc(miscPadReflect, s0), ""
 	case runtime.OpL2Norm:
 		if why := need(t, 1); why != "" {
 			return nil, why

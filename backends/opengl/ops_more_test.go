@@ -173,6 +173,16 @@ func TestOpsMisc(t *testing.T) {
 		{name: "group_norm", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.GroupNorm(in(c, f32, "a", 9, 8, 10, 2), 4, 1e-6)
 		}},
+		{name: "fill", build: func(c *runtime.Context) *runtime.Tensor { return c.Fill(in(c, f32, "a", 7, 3), 2.5) }},
+		{name: "arange", build: func(c *runtime.Context) *runtime.Tensor { return c.Arange(1, 30, 0.7) }},
+		{name: "tri", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.Add(c.Add(c.Tri(in(c, f32, "a", 6, 6, 2), 0), c.Tri(in(c, f32, "b", 6, 6, 2), 1)),
+				c.Add(c.Tri(in(c, f32, "c", 6, 6, 2), 2), c.Tri(in(c, f32, "d", 6, 6, 2), 3)))
+		}},
+		{name: "roll", build: func(c *runtime.Context) *runtime.Tensor { return c.Roll(in(c, f32, "a", 7, 5, 3, 2), 3, -2, 1, -1) }},
+		{name: "pad_reflect_1d", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.PadReflect1D(in(c, f32, "a", 9, 4, 2), 3, 5)
+		}},
 		{name: "l2_norm", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.L2Norm(in(c, f32, "a", 70, 3, 2), 1e-12)
 		}},

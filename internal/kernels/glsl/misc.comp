@@ -9,6 +9,11 @@
 //     an id out of range raises status[0].
 //   4 IM2COL: unfolds source 0 (the input) for a convolution; ex(1..3)
 //     are the kernel width and height and the input height.
+//   5 FILL: op[0] (float) everywhere.
+//   6 ARANGE: start op[0] + step op[2] times the index (floats).
+//   7 TRI: source 0 where i0 vs i1 satisfies tri type op[0], else 0.
+//   8 ROLL: source 0 shifted by op[0..3] along each dimension, wrapping.
+//   9 PAD_REFLECT_1D: rows padded by op[0] / op[1] mirrored elements.
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -18,6 +23,14 @@ layout(local_size_x = 128) in;
 #define M_SET 2u
 #define M_ADD_ID 3u
 #define M_IM2COL 4u
+#define M_FILL 5u
+#define M_ARANGE 6u
+#define M_TRI 7u
+#define M_ROLL 8u
+#define M_PAD_REFLECT 9u
+
+// wrap is i modulo n in [0, n) (GLSL's % of a negative int is undefined).
+uint wrap(int i, uint n) { return uint(i + int(n) * (abs(i) / int(n) + 1)) % n; }
 
 void main() {
 	uint i = gid();
@@ -74,6 +87,35 @@ void main() {
 			return;
 		}
 		st(o, ld(1u, at(1u, c)) + ld(2u, at(2u, uvec4(c.x, uint(id), 0u, 0u))));
+		return;
+	}
+	if (mode == M_FILL) {
+		st(o, opf(0u));
+		return;
+	}
+	if (mode == M_ARANGE) {
+		st(o, opf(0u) + opf(2u) * float(i));
+		return;
+	}
+	if (mode == M_TRI) {
+		int tt = opi(0u);
+		bool keep = (tt == 0 && c.x >= c.y) || (tt == 1 && c.x > c.y) || (tt == 2 && c.x <= c.y) || (tt == 3 && c.x < c.y);
+		st(o, keep ? ld(1u, at(1u, c)) : 0.0);
+		return;
+	}
+	if (mode == M_ROLL) {
+		uvec4 n = nes(1u);
+		uvec4 sc = uvec4(wrap(int(c.x) - opi(0u), n.x), wrap(int(c.y) - opi(1u), n.y),
+			wrap(int(c.z) - opi(2u), n.z), wrap(int(c.w) - opi(3u), n.w));
+		st(o, ld(1u, at(1u, sc)));
+		return;
+	}
+	if (mode == M_PAD_REFLECT) {
+		int n = int(ne(1u, 0u));
+		int j = int(c.x) - opi(0u);
+		if (j < 0) j = -j;
+		else if (j >= n) j = 2 * (n - 1) - j;
+		st(o, ld(1u, at(1u, uvec4(uint(j), c.yzw))));
 		return;
 	}
 	// M_IM2COL: result (ic*kh*kw, ow, oh, n) in 2-d, (ic*kw, ow, n) in 1-d.
