@@ -195,6 +195,7 @@ const (
 	miscTri
 	miscRoll
 	miscPadReflect
+	miscRepeatBack
 )
 
 // planMisc maps the ops of misc.comp, group_norm.comp and argmax.comp.
@@ -290,6 +291,14 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		per := (t.Ne[2] + ng - 1) / ng
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpRepeatBack:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(t.Type) || !isFloat(s0.Type) || !runtime.CanRepeat(t, s0) {
+			return nil, "want float tensors and a source that repeats the result"
+		}
+		return misc(miscRepeatBack, s0), ""
 	case runtime.OpFill:
 		if !isFloat(t.Type) {
 			return nil, "want a float result"

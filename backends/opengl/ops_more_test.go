@@ -173,6 +173,9 @@ func TestOpsMisc(t *testing.T) {
 		{name: "group_norm", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.GroupNorm(in(c, f32, "a", 9, 8, 10, 2), 4, 1e-6)
 		}},
+		{name: "repeat_back", build: func(c *runtime.Context) *runtime.Tensor {
+			return c.RepeatBack(in(c, f32, "a", 8, 6, 4, 2), in(c, f32, "b", 4, 3, 2, 1))
+		}},
 		{name: "fill", build: func(c *runtime.Context) *runtime.Tensor { return c.Fill(in(c, f32, "a", 7, 3), 2.5) }},
 		{name: "arange", build: func(c *runtime.Context) *runtime.Tensor { return c.Arange(1, 30, 0.7) }},
 		{name: "tri", build: func(c *runtime.Context) *runtime.Tensor {

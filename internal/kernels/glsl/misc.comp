@@ -14,6 +14,8 @@
 //   7 TRI: source 0 where i0 vs i1 satisfies tri type op[0], else 0.
 //   8 ROLL: source 0 shifted by op[0..3] along each dimension, wrapping.
 //   9 PAD_REFLECT_1D: rows padded by op[0] / op[1] mirrored elements.
+//  10 REPEAT_BACK: the sum of the source's tiles of the result's shape,
+//     added tile by tile (dimension 3 outermost) as ggml does.
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -28,6 +30,7 @@ layout(local_size_x = 128) in;
 #define M_TRI 7u
 #define M_ROLL 8u
 #define M_PAD_REFLECT 9u
+#define M_REPEAT_BACK 10u
 
 // wrap is i modulo n in [0, n) (GLSL's % of a negative int is undefined).
 uint wrap(int i, uint n) { return uint(i + int(n) * (abs(i) / int(n) + 1)) % n; }
@@ -116,6 +119,17 @@ void main() {
 		if (j < 0) j = -j;
 		else if (j >= n) j = 2 * (n - 1) - j;
 		st(o, ld(1u, at(1u, uvec4(uint(j), c.yzw))));
+		return;
+	}
+	if (mode == M_REPEAT_BACK) {
+		uvec4 n = nes(0u);
+		uvec4 k = nes(1u) / n;
+		float acc = 0.0;
+		for (uint k3 = 0u; k3 < k.w; k3++)
+			for (uint k2 = 0u; k2 < k.z; k2++)
+				for (uint k1 = 0u; k1 < k.y; k1++)
+					for (uint k0 = 0u; k0 < k.x; k0++) acc += ld(1u, at(1u, c + uvec4(k0, k1, k2, k3) * n));
+		st(o, acc);
 		return;
 	}
 	// M_IM2COL: result (ic*kh*kw, ow, oh, n) in 2-d, (ic*kw, ow, n) in 1-d.
