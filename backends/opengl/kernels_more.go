@@ -291,6 +291,15 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		per := (t.Ne[2] + ng - 1) / ng
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpCumsum:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(t.Type) || s0.Type != t.Type || s0.Ne != t.Ne {
+			return nil, "want a float source and result of one type and shape"
+		}
+		return &launch{kernel: "cumsum", grid: gridCount, local: 64, srcs: [3]*runtime.Tensor{s0},
+			count: (uint64(t.Nrows()) + 63) / 64}, ""
 	case runtime.OpRepeatBack:
 		if why := need(t, 1); why != "" {
 			return nil, why
