@@ -28,6 +28,7 @@ const (
 	fSin
 	fCos
 	fLeakyRelu
+	fXielu
 )
 
 // moreUnary maps the unary functions of this file to their codes.
@@ -36,6 +37,7 @@ var moreUnary = map[runtime.UnaryOp]uint32{
 	runtime.UnaryStep: fStep, runtime.UnaryElu: fElu, runtime.UnaryHardswish: fHardswish,
 	runtime.UnaryHardsigmoid: fHardsigmoid, runtime.UnaryExpm1: fExpm1, runtime.UnarySoftplus: fSoftplus,
 	runtime.UnaryFloor: fFloor, runtime.UnaryCeil: fCeil, runtime.UnaryRound: fRound, runtime.UnaryTrunc: fTrunc,
+	runtime.UnaryXielu: fXielu,
 }
 
 // setRowsQuant lists the quantized types set_rows.comp writes.

@@ -49,8 +49,8 @@ func TestPlan(t *testing.T) {
 		{"gelu_quick", func(c *runtime.Context) *runtime.Tensor {
 			return c.Unary(c.NewTensor1D(f32, 4), runtime.UnaryGeluQuick)
 		}, "unary", true, true},
-		{"xielu", func(c *runtime.Context) *runtime.Tensor {
-			return c.Unary(c.NewTensor1D(f32, 4), runtime.UnaryXielu)
+		{"timestep_embedding", func(c *runtime.Context) *runtime.Tensor {
+			return c.TimestepEmbedding(c.NewTensor1D(f32, 4), 8, 10000)
 		}, "", false, false},
 		{"set_rows f16 i64", func(c *runtime.Context) *runtime.Tensor {
 			return c.SetRows(c.NewTensor2D(f16, 8, 5), c.NewTensor2D(f32, 8, 2), c.NewTensor1D(runtime.TypeI64, 2))

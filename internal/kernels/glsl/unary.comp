@@ -41,6 +41,7 @@ layout(local_size_x = 128) in;
 #define F_SIN 30u
 #define F_COS 31u
 #define F_LEAKY_RELU 32u
+#define F_XIELU 33u
 
 // expm1_precise is exp(x) - 1 without the cancellation near 0 (Kahan).
 float expm1_precise(float x) {
@@ -91,6 +92,10 @@ float apply(uint f, float x, uvec4 c) {
 	case F_SIN: return sin(x);
 	case F_COS: return cos(x);
 	case F_LEAKY_RELU: return max(x, 0.0) + opf(0u) * min(x, 0.0);
+	case F_XIELU:
+		// Op parameters 1..4: alpha_n, alpha_p, beta, eps.
+		if (x > 0.0) return opf(2u) * x * x + opf(3u) * x;
+		return (expm1_precise(min(x, opf(4u))) - x) * opf(1u) + opf(3u) * x;
 	}
 	return x;
 }
