@@ -291,6 +291,9 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 			return nil, fmt.Sprintf("%d groups", ng)
 		}
 		per := (t.Ne[2] + ng - 1) / ng
+		if t.Ne[0]*t.Ne[1]*per > 64*20000 { // three walks of a 64th of the group each
+			return nil, "groups of more than 1280000 elements (llvmpipe's loop limit)"
+		}
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
 	case runtime.OpCumsum:
@@ -300,8 +303,12 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		if !isFloat(t.Type) || s0.Type != t.Type || s0.Ne != t.Ne {
 			return nil, "want a float source and result of one type and shape"
 		}
-		return &launch{kernel: "cumsum", grid: gridCount, local: 64, srcs: [3]*runtime.Tensor{s0},
-			count: (uint64(t.Nrows()) + 63) / 64}, ""
+		// llvmpipe runs at most 65535 loop iterations per invocation; each
+		// of a row's 64 invocations walks its chunk twice.
+		if t.Ne[0] > 64*30000 {
+			return nil, "rows longer than 1920000 elements (llvmpipe's loop limit)"
+		}
+		return &launch{kernel: "cumsum", grid: gridRows, local: 64, srcs: [3]*runtime.Tensor{s0}}, ""
 	case runtime.OpRepeatBack:
 		if why := need(t, 1); why != "" {
 			return nil, why
@@ -356,6 +363,9 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		if t.Type != runtime.TypeF32 || s0.Type != runtime.TypeF32 || s0.Ne != t.Ne {
 			return nil, "want f32 source and result of one shape"
 		}
+		if t.Ne[0] > 64*30000 {
+			return nil, "rows longer than 1920000 elements (llvmpipe's loop limit)"
+		}
 		return &launch{kernel: "rows", grid: gridRows, local: 64, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{fL2Norm}}, ""
 	case runtime.OpArgmax:
 		if why := need(t, 1); why != "" {
@@ -363,6 +373,9 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		}
 		if !isFloat(s0.Type) || t.Type != runtime.TypeI32 || t.Ne[0] != s0.Ne[1] || s0.Ne[2] != 1 || s0.Ne[3] != 1 {
 			return nil, "want a float matrix and an i32 index per row"
+		}
+		if s0.Ne[0] > 64*60000 {
+			return nil, "rows longer than 3840000 elements (llvmpipe's loop limit)"
 		}
 		return &launch{kernel: "argmax", grid: gridCount, count: uint64(s0.Ne[1]), local: 64, srcs: [3]*runtime.Tensor{s0}}, ""
 	}

@@ -177,6 +177,8 @@ func TestOpsMisc(t *testing.T) {
 			return c.Xielu(c.Scale(in(c, f32, "a", 33, 4), 3), 0.8, 0.8, 0.5, -1e-6)
 		}},
 		{name: "cumsum", build: func(c *runtime.Context) *runtime.Tensor { return c.Cumsum(in(c, f32, "a", 100, 5, 3)) }},
+		// Longer than llvmpipe's 65535 loop iterations per invocation.
+		{name: "cumsum_long", build: func(c *runtime.Context) *runtime.Tensor { return c.Cumsum(in(c, f32, "a", 100000)) }},
 		{name: "repeat_back", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.RepeatBack(in(c, f32, "a", 8, 6, 4, 2), in(c, f32, "b", 4, 3, 2, 1))
 		}},
