@@ -27,6 +27,7 @@ type step struct {
 	defines []string
 	params  [numParams]uint32
 	bufs    [numSlots]uint32
+	bind5   uint32 // buffer at binding 5 (launch.bind5), 0 if none
 	groups  uint64
 	status  bool
 }
@@ -101,6 +102,13 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 			}
 			st.bufs[i+1] = sb.id
 		}
+		if l.bind5 != nil {
+			mb, err := b.glBuffer(l.bind5)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: source: %w", n, err)
+			}
+			st.bind5 = mb.id
+		}
 		if st.groups == 0 {
 			continue
 		}
@@ -148,6 +156,11 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, uint32(k), id)
 			}
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots, d.status)
+			if st.bind5 != 0 {
+				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots+1, st.bind5)
+			} else {
+				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots+1, st.bufs[0])
+			}
 			x, y := d.split(st.groups)
 			gl.DispatchCompute(x, y, 1)
 			gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)

@@ -87,11 +87,12 @@ type launch struct {
 	local   uint64
 	srcs    [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
 	extra   [8]uint32
-	status  bool     // kernel may raise the status word
-	dense   bool     // compile with DENSE: all f32, contiguous, flat indexing
-	defines []string // further compile-time parameters
-	tn      uint64   // mul_mat: result columns per invocation
-	count   uint64   // gridCount: the number of work groups
+	status  bool            // kernel may raise the status word
+	dense   bool            // compile with DENSE: all f32, contiguous, flat indexing
+	defines []string        // further compile-time parameters
+	tn      uint64          // mul_mat: result columns per invocation
+	count   uint64          // gridCount: the number of work groups
+	bind5   *runtime.Tensor // a fourth source, bound at binding 5 (flash_attn's mask)
 }
 
 // mulMatTM is the number of result rows a mul_mat invocation computes.

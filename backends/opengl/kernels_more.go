@@ -296,6 +296,8 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		}
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpFlashAttnExt:
+		return planFlashAttn(t)
 	case runtime.OpCumsum:
 		if why := need(t, 1); why != "" {
 			return nil, why
@@ -436,4 +438,48 @@ func planUnits(t *runtime.Tensor) (l *launch, why string, ok bool) {
 	}
 	l.count = (uint64(units(t)) + l.local - 1) / l.local
 	return l, "", true
+}
+
+// planFlashAttn maps FLASH_ATTN_EXT with f32 or f16 keys and values, an
+// optional f16 mask and no sinks to flash_attn.comp.
+func planFlashAttn(t *runtime.Tensor) (*launch, string) {
+	q, k, v, m := t.Src[0], t.Src[1], t.Src[2], t.Src[3]
+	if why := need(t, 3); why != "" {
+		return nil, why
+	}
+	if t.Src[4] != nil {
+		return nil, "flash attention with sinks"
+	}
+	kv := func(x *runtime.Tensor) bool { return x.Type == runtime.TypeF32 || x.Type == runtime.TypeF16 }
+	if t.Type != runtime.TypeF32 || q.Type != runtime.TypeF32 || !kv(k) || !kv(v) {
+		return nil, "want f32 q and result, f32 or f16 k and v"
+	}
+	if k.Ne[0] != q.Ne[0] || k.Ne[1] != v.Ne[1] || k.Ne[2] == 0 || v.Ne[2] == 0 || k.Ne[3] == 0 || v.Ne[3] == 0 ||
+		q.Ne[2]%k.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 || q.Ne[3]%k.Ne[3] != 0 || q.Ne[3]%v.Ne[3] != 0 ||
+		t.Ne != [4]int64{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]} {
+		return nil, "q, k, v and result shapes do not fit"
+	}
+	if v.Ne[0] > 16*64 {
+		return nil, "d_v above 1024"
+	}
+	// llvmpipe runs at most 65535 loop iterations per invocation; each key
+	// costs about this many.
+	perKey := (v.Ne[0]+63)/64*2 + (q.Ne[0]+63)/64 + 8
+	if k.Ne[1]*perKey > 60000 {
+		return nil, fmt.Sprintf("%d keys of %d and %d elements (llvmpipe's loop limit)", k.Ne[1], q.Ne[0], v.Ne[0])
+	}
+	if m == nil && t.OpParamF32(1) > 0 {
+		return nil, "max_bias > 0 needs a mask"
+	}
+	l := &launch{kernel: "flash_attn", grid: gridCount, local: 64, srcs: [3]*runtime.Tensor{q, k, v},
+		count: uint64(q.Ne[1] * q.Ne[2] * q.Ne[3])}
+	if m != nil {
+		if m.Type != runtime.TypeF16 || m.Nb[0] != 2 || m.Ne[0] < k.Ne[1] || m.Ne[1] < q.Ne[1] || m.Ne[2] == 0 || m.Ne[3] == 0 ||
+			q.Ne[2]%m.Ne[2] != 0 || q.Ne[3]%m.Ne[3] != 0 || !stridesOK(m) || m.Nelements() > maxElements {
+			return nil, "mask must be dense f16 rows with n_kv columns, q.ne1 rows and broadcastable heads"
+		}
+		l.bind5 = m
+		l.extra = [8]uint32{uint32(m.Offset), uint32(m.Nb[1]), uint32(m.Nb[2]), uint32(m.Nb[3]), uint32(m.Ne[2]), uint32(m.Ne[3]), 1}
+	}
+	return l, ""
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -93,6 +94,43 @@ func TestOpsMore(t *testing.T) {
 			return c.LeakyRelu(in(c, f32, "a", 33, 4), 0.1, false)
 		}},
 	)
+	for _, fa := range []struct {
+		kv              runtime.Type
+		mask            bool
+		maxBias, cap    float32
+		nkv, nh, nhk, d int64
+	}{
+		{f16, true, 0, 0, 40, 4, 2, 64},
+		{f16, true, 8, 0, 70, 4, 4, 80},
+		{f32, false, 0, 30, 33, 2, 1, 32},
+		{f16, true, 0, 20, 200, 8, 2, 128},
+	} {
+		cases = append(cases, opCase{
+			name: fmt.Sprintf("flash_attn_%s_mask%v_bias%v_cap%v_d%d", fa.kv, fa.mask, fa.maxBias, fa.cap, fa.d),
+			build: func(c *runtime.Context) *runtime.Tensor {
+				var m *runtime.Tensor
+				if fa.mask {
+					m = in(c, f16, "mask", fa.nkv, 5)
+				}
+				return c.FlashAttnExt(in(c, f32, "q", fa.d, 3, fa.nh), in(c, fa.kv, "k", fa.d, fa.nkv, fa.nhk),
+					in(c, fa.kv, "v", fa.d, fa.nkv, fa.nhk), m, 0.125, fa.maxBias, fa.cap)
+			},
+			fill: func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+				if tt.Name != "mask" {
+					return nil
+				}
+				f := make([]float32, tt.Nelements())
+				for j := range f {
+					f[j] = -2 * r.Float32()
+					if r.IntN(5) == 0 {
+						f[j] = float32(math.Inf(-1))
+					}
+				}
+				return encode(f16, f)
+			},
+			tol: 1e-6,
+		})
+	}
 	ropeFill := func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
 		switch tt.Name {
 		case "pos":
