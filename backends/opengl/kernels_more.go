@@ -296,6 +296,28 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		}
 		return &launch{kernel: "group_norm", grid: gridCount, count: uint64(ng * t.Ne[3]), local: 64,
 			srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{uint32(per)}}, ""
+	case runtime.OpArgsort, runtime.OpTopK:
+		if why := need(t, 1); why != "" {
+			return nil, why
+		}
+		if !isFloat(s0.Type) || t.Type != runtime.TypeI32 || t.Ne[1] != s0.Ne[1] || t.Ne[2] != s0.Ne[2] || t.Ne[3] != s0.Ne[3] {
+			return nil, "want a float source and an i32 result with its rows"
+		}
+		l := &launch{kernel: "argsort", grid: gridSource, local: 128, srcs: [3]*runtime.Tensor{s0}}
+		if t.Op == runtime.OpArgsort {
+			if o := t.OpParamI32(0); t.Ne[0] != s0.Ne[0] || (o != 0 && o != 1) {
+				return nil, "argsort needs the source's row length and order 0 or 1"
+			}
+		} else {
+			if t.Ne[0] > s0.Ne[0] {
+				return nil, "top_k needs k ≤ ne[0]"
+			}
+			l.extra[0] = 1
+		}
+		if s0.Ne[0] > 60000 { // llvmpipe's 65535 loop iterations per invocation
+			return nil, "rows longer than 60000 elements (llvmpipe's loop limit)"
+		}
+		return l, ""
 	case runtime.OpFlashAttnExt:
 		return planFlashAttn(t)
 	case runtime.OpCumsum:

@@ -184,6 +184,13 @@ func TestOpsMore(t *testing.T) {
 func TestOpsMisc(t *testing.T) {
 	b := open(t, Config{Upload: UploadSubData})
 	f32, f16 := runtime.TypeF32, runtime.TypeF16
+	ties := func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+		f := make([]float32, tt.Nelements())
+		for j := range f {
+			f[j] = float32(r.IntN(9))
+		}
+		return encode(f32, f)
+	}
 	cases := []opCase{
 		{name: "pad", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.PadExt(in(c, f32, "a", 5, 4, 3, 2), 1, 2, 0, 1, 2, 0, 1, 1)
@@ -211,6 +218,9 @@ func TestOpsMisc(t *testing.T) {
 		{name: "group_norm", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.GroupNorm(in(c, f32, "a", 9, 8, 10, 2), 4, 1e-6)
 		}},
+		{name: "argsort_asc", build: func(c *runtime.Context) *runtime.Tensor { return c.Argsort(in(c, f32, "a", 37, 4, 2), 0) }, fill: ties},
+		{name: "argsort_desc", build: func(c *runtime.Context) *runtime.Tensor { return c.Argsort(in(c, f32, "a", 37, 4, 2), 1) }, fill: ties},
+		{name: "top_k", build: func(c *runtime.Context) *runtime.Tensor { return c.TopK(in(c, f32, "a", 37, 4, 2), 5) }, fill: ties},
 		{name: "xielu", build: func(c *runtime.Context) *runtime.Tensor {
 			return c.Xielu(c.Scale(in(c, f32, "a", 33, 4), 3), 0.8, 0.8, 0.5, -1e-6)
 		}},
