@@ -481,14 +481,11 @@ func planFlashAttn(t *runtime.Tensor) (*launch, string) {
 		t.Ne != [4]int64{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]} {
 		return nil, "q, k, v and result shapes do not fit"
 	}
-	if v.Ne[0] > 16*64 {
-		return nil, "d_v above 1024"
-	}
-	// llvmpipe runs at most 65535 loop iterations per invocation; each key
-	// costs about this many.
-	perKey := (v.Ne[0]+63)/64*2 + (q.Ne[0]+63)/64 + 8
-	if k.Ne[1]*perKey > 60000 {
-		return nil, fmt.Sprintf("%d keys of %d and %d elements (llvmpipe's loop limit)", k.Ne[1], q.Ne[0], v.Ne[0])
+	// The scores of a row live in shared memory (4096 floats), and
+	// llvmpipe runs at most 65535 loop iterations per invocation.
+	nkv := k.Ne[1]
+	if iters := (nkv+63)/64*(q.Ne[0]+2) + (v.Ne[0]+63)/64*(nkv+1); nkv > 4096 || iters > 60000 {
+		return nil, fmt.Sprintf("%d keys of %d and %d elements (shared memory, llvmpipe's loop limit)", nkv, q.Ne[0], v.Ne[0])
 	}
 	if m == nil && t.OpParamF32(1) > 0 {
 		return nil, "max_bias > 0 needs a mask"
