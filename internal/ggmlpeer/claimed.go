@@ -67,10 +67,12 @@ var CISubset = map[string][]string{
 
 // ClaimedArchs lists, per backend, the test-llama-archs rows ("arch/Config",
 // e.g. "llama/Dense") whose RPC-device row is OK against gogml rpc-server;
-// the peer tests assert them (one run per architecture). On OpenGL every
-// row's logits are NaN: its kernels lack ops these graphs use (SET_ROWS,
-// GLU, ...), which the server fills with NaN.
+// the peer tests assert them (one run per architecture). On OpenGL the
+// Dense rows of llama, mistral3, qwen3, granite and smollm3 all passed on
+// 2026-12-02 (logits NMSE ~1e-13 against ggml's CPU, flash attention on the
+// GL kernels); llama/Dense alone is asserted, to keep CI short. The MoE
+// rows still get NaN: MUL_MAT_ID has no GL kernel.
 var ClaimedArchs = map[string][]string{
 	"cpu":    {},
-	"opengl": {},
+	"opengl": {"llama/Dense"},
 }
