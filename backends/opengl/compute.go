@@ -27,6 +27,7 @@ type step struct {
 	defines []string
 	params  [numParams]uint32
 	bufs    [numSlots]uint32
+	bind5   uint32 // buffer at binding 5 (launch.bind5), 0 if none
 	groups  uint64
 	status  bool
 }
@@ -65,7 +66,7 @@ func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
 	if _, err := runtime.CheckBufferRange(gb, t, 0, t.NBytes()); err != nil {
 		return nil, err
 	}
-	if es := t.Type.Size(); t.Type.BlockSize() == 1 && es <= 4 && t.Offset%es != 0 {
+	if es := min(t.Type.Size(), 4); t.Type.BlockSize() == 1 && t.Offset%es != 0 {
 		return nil, fmt.Errorf("opengl: tensor %s at offset %d not aligned to its %d-byte elements: %w", t, t.Offset, es, runtime.ErrAlignment)
 	}
 	return gb, nil
@@ -100,6 +101,13 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 				return nil, fmt.Errorf("node %s: source: %w", n, err)
 			}
 			st.bufs[i+1] = sb.id
+		}
+		if l.bind5 != nil {
+			mb, err := b.glBuffer(l.bind5)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: source: %w", n, err)
+			}
+			st.bind5 = mb.id
 		}
 		if st.groups == 0 {
 			continue
@@ -148,6 +156,11 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, uint32(k), id)
 			}
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots, d.status)
+			if st.bind5 != 0 {
+				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots+1, st.bind5)
+			} else {
+				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots+1, st.bufs[0])
+			}
 			x, y := d.split(st.groups)
 			gl.DispatchCompute(x, y, 1)
 			gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
@@ -225,7 +238,7 @@ func (d *device) checkStatus(steps []step) error {
 	idx := int32(binary.LittleEndian.Uint32(st[4:]))
 	for _, s := range steps {
 		if s.status {
-			return fmt.Errorf("opengl: get_rows %s (or a later one in the graph): row index %d out of range: %w", s.node, idx, runtime.ErrOutOfBounds)
+			return fmt.Errorf("opengl: %s %s (or a later row op in the graph): row index %d out of range: %w", s.node.Op, s.node, idx, runtime.ErrOutOfBounds)
 		}
 	}
 	return fmt.Errorf("opengl: row index %d out of range: %w", idx, runtime.ErrOutOfBounds)

@@ -69,6 +69,8 @@ const (
 	gridBlocks               // one invocation per quantized block of the result
 	gridUnits                // one invocation per 2 bytes of the result's rows
 	gridSuper                // one invocation per 256-element block of the result
+	gridSource               // one invocation per element of source 0
+	gridCount                // launch.count work groups
 )
 
 // Modes of the quant kernel.
@@ -87,10 +89,12 @@ type launch struct {
 	local   uint64
 	srcs    [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
 	extra   [8]uint32
-	status  bool     // kernel may raise the status word
-	dense   bool     // compile with DENSE: all f32, contiguous, flat indexing
-	defines []string // further compile-time parameters
-	tn      uint64   // mul_mat: result columns per invocation
+	status  bool            // kernel may raise the status word
+	dense   bool            // compile with DENSE: all f32, contiguous, flat indexing
+	defines []string        // further compile-time parameters
+	tn      uint64          // mul_mat: result columns per invocation
+	count   uint64          // gridCount: the number of work groups
+	bind5   *runtime.Tensor // a fourth source, bound at binding 5 (flash_attn's mask)
 }
 
 // mulMatTM is the number of result rows a mul_mat invocation computes.
@@ -175,8 +179,8 @@ func stridesOK(t *runtime.Tensor) bool {
 		// alignment for the f16 scale.
 		return t.Nb[1]%2 == 0 && t.Nb[2]%2 == 0 && t.Nb[3]%2 == 0
 	}
-	es := t.Type.Size()
-	if es > 4 {
+	es := min(t.Type.Size(), 4) // i64 is read as two words
+	if t.Type.Size() > 8 {
 		return false
 	}
 	for _, n := range t.Nb {
@@ -227,6 +231,9 @@ func need(t *runtime.Tensor, n int) string {
 }
 
 func planOp(t *runtime.Tensor) (*launch, string) {
+	if l, why, ok := planUnits(t); ok {
+		return l, why
+	}
 	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
 	elementwise := func(f uint32) (*launch, string) {
 		if why := need(t, 1); why != "" {
@@ -302,9 +309,6 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		l.srcs[1] = s1
 		return l, ""
 	case runtime.OpScale:
-		if t.OpParamF32(1) != 0 {
-			return nil, "scale with a bias (ggml_scale_bias)"
-		}
 		return elementwise(fScale)
 	case runtime.OpSqr:
 		return elementwise(fSqr)
@@ -325,7 +329,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			runtime.UnarySigmoid: fSigmoid, runtime.UnaryGelu: fGelu, runtime.UnarySilu: fSilu, runtime.UnaryExp: fExp,
 		}[t.UnaryOp()]
 		if !ok {
-			return nil, fmt.Sprintf("unary %s", t.UnaryOp())
+			return planMore(t)
 		}
 		return elementwise(f)
 	case runtime.OpRepeat:
@@ -383,9 +387,6 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if why := need(t, 1); why != "" {
 			return nil, why
 		}
-		if t.Src[2] != nil {
-			return nil, "soft_max with sinks"
-		}
 		if s0.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 || s0.Ne != t.Ne {
 			return nil, "want f32 source and result of one shape"
 		}
@@ -398,10 +399,15 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			}
 			l.srcs[1] = m
 			l.extra[1] = 1
-		} else if maxBias > 0 {
-			return nil, "max_bias > 0 needs a mask"
 		}
-		if maxBias > 0 {
+		if s2 != nil {
+			if s2.Type != runtime.TypeF32 || s2.Ne[0] < t.Ne[2] {
+				return nil, "sinks must be f32 with one per index of dimension 2"
+			}
+			l.srcs[2] = s2
+			l.extra[5] = 1
+		}
+		if maxBias > 0 && s1 != nil {
 			nHead := t.Ne[2]
 			nLog2 := int64(1) << uint(math.Floor(math.Log2(float64(nHead))))
 			m0 := float32(math.Pow(2, float64(-maxBias/float32(nLog2))))
@@ -475,18 +481,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if s1.Type != runtime.TypeI32 || s1.Ne[0] < t.Ne[2] {
 			return nil, "positions must be i32 with one per index of dimension 2"
 		}
-		nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
-		if mode != runtime.RopeNormal && mode != runtime.RopeNeoX {
-			return nil, fmt.Sprintf("rope mode %d", mode)
-		}
-		if t.OpParamI32(15) != 0 {
-			return nil, "rope with an offset (ggml_rope_set_offset)"
-		}
-		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
-			return nil, fmt.Sprintf("n_dims %d with ne[0] %d", nDims, t.Ne[0])
-		}
-		if s2 != nil && (s2.Type != runtime.TypeF32 || s2.Ne[0] < int64(nDims/2)) {
-			return nil, "freq factors must be f32 with n_dims/2 elements"
+		nDims, nCtxOrig := t.OpParamI32(1), t.OpParamI32(4)
+		if why := ropeShapeOK(t); why != "" {
+			return nil, why
 		}
 		freqBase := t.OpParamF32(5)
 		lo, hi := ropeCorrDims(nDims, nCtxOrig, freqBase, t.OpParamF32(9), t.OpParamF32(10))
@@ -503,7 +500,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		}
 		return l, ""
 	}
-	return nil, fmt.Sprintf("op %s", t.Op)
+	return planMore(t)
 }
 
 // binaryLaunch is the launch of a binary kernel for t = f(src0, src1).
@@ -541,6 +538,10 @@ func (l *launch) groups(t *runtime.Tensor) uint64 {
 		return (uint64(t.Nelements()/256) + l.local - 1) / l.local
 	case gridUnits:
 		return (t.Type.RowSize(t.Ne[0])/2*uint64(t.Nrows()) + l.local - 1) / l.local
+	case gridCount:
+		return l.count
+	case gridSource:
+		return (uint64(l.srcs[0].Nelements()) + l.local - 1) / l.local
 	case gridMulMat:
 		tiles := (uint64(t.Ne[0]) + mulMatTM - 1) / mulMatTM * ((uint64(t.Ne[1]) + l.tn - 1) / l.tn) * uint64(t.Ne[2]*t.Ne[3])
 		return (tiles + l.local - 1) / l.local

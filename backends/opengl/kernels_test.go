@@ -72,6 +72,31 @@ func TestPlan(t *testing.T) {
 		}, "", false, false},
 		{"gelu_quick", func(c *runtime.Context) *runtime.Tensor {
 			return c.Unary(c.NewTensor1D(f32, 4), runtime.UnaryGeluQuick)
+		}, "unary", true, true},
+		{"timestep_embedding", func(c *runtime.Context) *runtime.Tensor {
+			return c.TimestepEmbedding(c.NewTensor1D(f32, 4), 8, 10000)
+		}, "", false, false},
+		{"set_rows f16 i64", func(c *runtime.Context) *runtime.Tensor {
+			return c.SetRows(c.NewTensor2D(f16, 8, 5), c.NewTensor2D(f32, 8, 2), c.NewTensor1D(runtime.TypeI64, 2))
+		}, "set_rows", true, false},
+		{"set_rows q8_0", func(c *runtime.Context) *runtime.Tensor {
+			return c.SetRows(c.NewTensor2D(runtime.TypeQ8_0, 32, 5), c.NewTensor2D(f32, 32, 2), c.NewTensor1D(i32, 2))
+		}, "set_rows", true, false},
+		{"set_rows q4_K", func(c *runtime.Context) *runtime.Tensor {
+			return c.SetRows(c.NewTensor2D(runtime.TypeQ4_K, 256, 5), c.NewTensor2D(f32, 256, 2), c.NewTensor1D(i32, 2))
+		}, "", false, false},
+		{"swiglu split", func(c *runtime.Context) *runtime.Tensor {
+			return c.GluSplit(c.NewTensor2D(f32, 8, 5), c.NewTensor2D(f32, 8, 5), runtime.GluSwiglu)
+		}, "glu", true, false},
+		{"rope vision", func(c *runtime.Context) *runtime.Tensor {
+			return c.RopeMulti(c.NewTensor3D(f32, 8, 2, 3), c.NewTensor1D(i32, 12), nil, 4, [runtime.MropeSections]int32{1, 1, 0, 0},
+				runtime.RopeVision, runtime.DefaultRopeParams())
+		}, "rope", true, false},
+		{"rope multi short positions", func(c *runtime.Context) *runtime.Tensor {
+			r := c.RopeMulti(c.NewTensor3D(f32, 8, 2, 3), c.NewTensor1D(i32, 12), nil, 8, [runtime.MropeSections]int32{2, 1, 1, 0},
+				runtime.RopeMrope, runtime.DefaultRopeParams())
+			r.Src[1] = c.NewTensor1D(i32, 3)
+			return r
 		}, "", false, false},
 		{"sum", func(c *runtime.Context) *runtime.Tensor {
 			x := c.NewTensor1D(f32, 4)

@@ -11,6 +11,7 @@ layout(local_size_x = 64) in;
 #define F_SOFT_MAX 4u
 #define F_SOFT_MAX_BACK 5u
 #define F_RMS_NORM_BACK 6u
+#define F_L2_NORM 7u
 
 void main() {
 	uint r = wid();
@@ -44,6 +45,16 @@ void main() {
 		for (uint i = l; i < n; i += LOCAL) st(o + i * db, (ld(1u, so + i * sb) - mean) * scale);
 		return;
 	}
+	if (f == F_L2_NORM) {
+		float s2 = 0.0;
+		for (uint i = l; i < n; i += LOCAL) {
+			float v = ld(1u, so + i * sb);
+			s2 += v * v;
+		}
+		float scale = 1.0 / max(sqrt(wg_sum(s2)), opf(0u));
+		for (uint i = l; i < n; i += LOCAL) st(o + i * db, ld(1u, so + i * sb) * scale);
+		return;
+	}
 	if (f == F_RMS_NORM) {
 		float s2 = 0.0;
 		for (uint i = l; i < n; i += LOCAL) {
@@ -75,13 +86,19 @@ void main() {
 			mx = max(mx, w);
 		}
 		mx = wg_max(mx);
+		// Sinks (ex(5)): one logit per head, normalized with the row.
+		bool sinks = ex(5u) != 0u;
+		float sink = sinks ? ld(3u, toff(3u) + c.z * nb(3u, 0u)) : 0.0;
+		if (sinks) mx = max(mx, sink);
 		float s = 0.0;
 		for (uint i = l; i < n; i += LOCAL) {
 			float w = ld(1u, so + i * sb) * scale;
 			if (mask) w += slope * ld(2u, mo + i * mb);
 			s += exp(w - mx);
 		}
-		float inv = 1.0 / wg_sum(s);
+		s = wg_sum(s);
+		if (sinks) s += exp(sink - mx);
+		float inv = 1.0 / s;
 		for (uint i = l; i < n; i += LOCAL) {
 			float w = ld(1u, so + i * sb) * scale;
 			if (mask) w += slope * ld(2u, mo + i * mb);

@@ -6,6 +6,7 @@
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
+#include "act.glsl"
 
 #define F_RAW 0u
 #define F_CONVERT 1u
@@ -24,15 +25,38 @@ layout(local_size_x = 128) in;
 #define F_EXP 14u
 #define F_DIAG_MASK_INF 15u
 #define F_ADD1 16u
+#define F_GELU_ERF 17u
+#define F_GELU_QUICK 18u
+#define F_SGN 19u
+#define F_STEP 20u
+#define F_ELU 21u
+#define F_HARDSWISH 22u
+#define F_HARDSIGMOID 23u
+#define F_EXPM1 24u
+#define F_SOFTPLUS 25u
+#define F_FLOOR 26u
+#define F_CEIL 27u
+#define F_ROUND 28u
+#define F_TRUNC 29u
+#define F_SIN 30u
+#define F_COS 31u
+#define F_LEAKY_RELU 32u
+#define F_XIELU 33u
 
-float tanh_safe(float x) {
-	float t = exp(-2.0 * abs(x));
-	return sign(x) * (1.0 - t) / (1.0 + t);
+// expm1_precise is exp(x) - 1 without the cancellation near 0 (Kahan).
+float expm1_precise(float x) {
+	float u = exp(x);
+	if (u == 1.0) return x;
+	float um = u - 1.0;
+	if (um == -1.0) return -1.0;
+	return um * x / log(u);
 }
+
+float hardsigmoid(float x) { return min(1.0, max(0.0, (x + 3.0) / 6.0)); }
 
 float apply(uint f, float x, uvec4 c) {
 	switch (f) {
-	case F_SCALE: return x * opf(0u);
+	case F_SCALE: return x * opf(0u) + opf(1u);
 	case F_SQR: return x * x;
 	case F_SQRT: return sqrt(x);
 	case F_LOG: return log(x);
@@ -42,12 +66,36 @@ float apply(uint f, float x, uvec4 c) {
 	case F_TANH: return tanh_safe(x);
 	case F_RELU: return x > 0.0 ? x : 0.0;
 	case F_SIGMOID: return 1.0 / (1.0 + exp(-x));
-	case F_GELU: return 0.5 * x * (1.0 + tanh_safe(0.79788456080286535588 * x * (1.0 + 0.044715 * x * x)));
+	case F_GELU: return gelu_tanh(x);
 	case F_SILU: return x / (1.0 + exp(-x));
 	case F_EXP: return exp(x);
 	case F_DIAG_MASK_INF:
 		return int(c.x) > opi(0u) + int(c.y) ? uintBitsToFloat(0xff800000u) : x;
 	case F_ADD1: return x + ld(2u, toff(2u));
+	case F_GELU_ERF: return gelu_erf(x);
+	case F_GELU_QUICK: return gelu_quick(x);
+	case F_SGN: return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0);
+	case F_STEP: return x > 0.0 ? 1.0 : 0.0;
+	case F_ELU: return x > 0.0 ? x : expm1_precise(x);
+	case F_HARDSWISH: return x * hardsigmoid(x);
+	case F_HARDSIGMOID: return hardsigmoid(x);
+	case F_EXPM1: return exp(x) - 1.0;
+	case F_SOFTPLUS: return x > 20.0 ? x : log(1.0 + exp(x));
+	case F_FLOOR: return floor(x);
+	case F_CEIL: return ceil(x);
+	case F_ROUND: {
+		// roundf: halves away from zero (GLSL's round leaves them open).
+		float t = trunc(x);
+		return abs(x - t) >= 0.5 ? t + sign(x) : t;
+	}
+	case F_TRUNC: return trunc(x);
+	case F_SIN: return sin(x);
+	case F_COS: return cos(x);
+	case F_LEAKY_RELU: return max(x, 0.0) + opf(0u) * min(x, 0.0);
+	case F_XIELU:
+		// Op parameters 1..4: alpha_n, alpha_p, beta, eps.
+		if (x > 0.0) return opf(2u) * x * x + opf(3u) * x;
+		return (expm1_precise(min(x, opf(4u))) - x) * opf(1u) + opf(3u) * x;
 	}
 	return x;
 }
