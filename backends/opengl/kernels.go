@@ -221,6 +221,27 @@ func plan(t *runtime.Tensor) (*launch, error) {
 	return l, nil
 }
 
+// maxRowsKernelRow is the longest row the "rows" kernel reduces exactly:
+// each of its 64 invocations walks a 64th of the row up to three times,
+// and llvmpipe stops an invocation after 65535 loop iterations in all
+// (RATIONALE: "OpenGL's later ops"), so longer rows are refused rather
+// than left partly unwritten.
+const maxRowsKernelRow = 1 << 20
+
+// maxMulMatK is the longest inner dimension the mul_mat kernel takes: its
+// outer loop runs once per 32 elements of k, kept under llvmpipe's loop
+// guard with room to spare.
+const maxMulMatK = 32 * 60000
+
+// rowsTooLong says why a "rows" kernel over rows of n elements is refused,
+// or "" when it is not.
+func rowsTooLong(n int64) string {
+	if n > maxRowsKernelRow {
+		return fmt.Sprintf("rows of %d elements exceed the row kernel's %d (llvmpipe's loop guard)", n, maxRowsKernelRow)
+	}
+	return ""
+}
+
 func need(t *runtime.Tensor, n int) string {
 	for i := 0; i < n; i++ {
 		if t.Src[i] == nil {
@@ -367,6 +388,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if !isFloat(s0.Type) || !isFloat(t.Type) || t.Ne != [4]int64{1, s0.Ne[1], s0.Ne[2], s0.Ne[3]} {
 			return nil, "want float source and one element per row"
 		}
+		if why := rowsTooLong(s0.Ne[0]); why != "" {
+			return nil, why
+		}
 		f := fSumRows
 		if t.Op == runtime.OpMean {
 			f = fMean
@@ -375,6 +399,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 	case runtime.OpNorm, runtime.OpRmsNorm:
 		l, why := elementwise(0)
 		if why != "" {
+			return nil, why
+		}
+		if why := rowsTooLong(t.Ne[0]); why != "" {
 			return nil, why
 		}
 		f := fNorm
@@ -389,6 +416,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		}
 		if s0.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 || s0.Ne != t.Ne {
 			return nil, "want f32 source and result of one shape"
+		}
+		if why := rowsTooLong(t.Ne[0]); why != "" {
+			return nil, why
 		}
 		l := &launch{kernel: "rows", grid: gridRows, local: 64, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{fSoftMax}}
 		maxBias := t.OpParamF32(1)
@@ -423,6 +453,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			return nil, "want f32 sources and result of one shape"
 		}
 		srcs := [3]*runtime.Tensor{s0, s1}
+		if why := rowsTooLong(t.Ne[0]); why != "" && t.Op != runtime.OpSiluBack {
+			return nil, why
+		}
 		switch t.Op {
 		case runtime.OpSiluBack:
 			return binaryLaunch(t, fSiluBack), ""
@@ -443,6 +476,9 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 		if !s0.IsContiguousRows() || s0.Ne[0] != s1.Ne[0] || s1.Ne[2]%s0.Ne[2] != 0 || s1.Ne[3]%s0.Ne[3] != 0 ||
 			t.Ne != [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} {
 			return nil, "shapes do not multiply (or a's rows are not dense)"
+		}
+		if s0.Ne[0] > maxMulMatK {
+			return nil, fmt.Sprintf("k = %d exceeds the mul_mat kernel's %d (llvmpipe's loop guard)", s0.Ne[0], maxMulMatK)
 		}
 		l := &launch{kernel: "mul_mat", grid: gridMulMat, local: 64, srcs: [3]*runtime.Tensor{s0, s1}}
 		l.tn = 4

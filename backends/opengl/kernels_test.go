@@ -31,6 +31,18 @@ func TestPlan(t *testing.T) {
 		{"silu", func(c *runtime.Context) *runtime.Tensor { return c.SILU(c.NewTensor1D(f32, 9)) }, "unary", true, true},
 		{"diag mask", func(c *runtime.Context) *runtime.Tensor { return c.DiagMaskInf(c.NewTensor2D(f32, 4, 4), 0) }, "unary", true, false},
 		{"soft_max", func(c *runtime.Context) *runtime.Tensor { return c.SoftMax(c.NewTensor2D(f32, 4, 4)) }, "rows", true, false},
+		{"soft_max row past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.SoftMax(c.NewTensor1D(f32, maxRowsKernelRow+1))
+		}, "", false, false},
+		{"rms_norm row past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.RMSNorm(c.NewTensor1D(f32, maxRowsKernelRow+1), 1e-6)
+		}, "", false, false},
+		{"sum_rows row past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.SumRows(c.NewTensor1D(f32, maxRowsKernelRow+1))
+		}, "", false, false},
+		{"mul_mat k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMat(c.NewTensor2D(f32, maxMulMatK+32, 1), c.NewTensor2D(f32, maxMulMatK+32, 1))
+		}, "", false, false},
 		{"mul_mat q4_0", func(c *runtime.Context) *runtime.Tensor {
 			return c.MulMat(c.NewTensor2D(runtime.TypeQ4_0, 64, 3), c.NewTensor2D(f32, 64, 2))
 		}, "mul_mat", true, false},
