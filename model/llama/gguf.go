@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -298,11 +299,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			}
 		}
 	}
-	if s, err := f.String(p + "rope.scaling.type"); err == nil && s != "none" {
-		// llama.cpp reads a factor of 0 as 1: no scaling.
-		if fac, err := f.Float(p + "rope.scaling.factor"); s != "linear" || err != nil || (fac != 1 && fac != 0) {
-			return cfg, fmt.Errorf("%w: RoPE scaling %q", ErrUnsupportedModel, s)
-		}
+	if err := ropeScalingFromGGUF(f, p, &cfg); err != nil {
+		return cfg, err
 	}
 	// Settings llama.cpp's graphs for these architectures honour and the
 	// decoder does not: a non-zero value is an error, not ignored.
@@ -329,6 +327,18 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	cfg.QKNorm = ai.qkNorm
 	_, rf := f.Tensor("rope_freqs.weight")
 	cfg.RopeFreqs = ai.ropeFreqs && rf
+	for _, n := range []string{"blk.0.ffn_gate.bias", "blk.0.ffn_up.bias", "blk.0.ffn_down.bias"} {
+		if _, ok := f.Tensor(n); ok {
+			cfg.FFNBias = true
+		}
+	}
+	_, cfg.OutputBias = f.Tensor("output.bias")
+	for _, ti := range f.Tensors {
+		if _, ok := scaleOf(ti.Name); ok {
+			cfg.WeightScales = true
+			break
+		}
+	}
 	cfg.Seed = 0
 	vcfg := cfg
 	vcfg.WeightType = runtime.TypeF32
@@ -537,7 +547,26 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 	m.layers = m.layers[:0]
 	for l := 0; l < cfg.Layers; l++ {
 		b := fmt.Sprintf("blk.%d.", l)
+		// Optional tensors a file may have for any of the architectures
+		// (llama.cpp creates them TENSOR_NOT_REQUIRED and its graphs use
+		// them when present).
+		maybe := func(name string, ne ...int64) *runtime.Tensor {
+			if _, ok := f.Tensor(name); !ok {
+				return nil
+			}
+			return get(name, true, ne...)
+		}
 		m.layers = append(m.layers, layer{
+			bGate:    maybe(b+"ffn_gate.bias", ff),
+			bUp:      maybe(b+"ffn_up.bias", ff),
+			bDown:    maybe(b+"ffn_down.bias", d),
+			sq:       maybe(b+"attn_q.scale", 1),
+			sk:       maybe(b+"attn_k.scale", 1),
+			sv:       maybe(b+"attn_v.scale", 1),
+			so:       maybe(b+"attn_output.scale", 1),
+			sGate:    maybe(b+"ffn_gate.scale", 1),
+			sUp:      maybe(b+"ffn_up.scale", 1),
+			sDown:    maybe(b+"ffn_down.scale", 1),
 			attnNorm: get(b+"attn_norm.weight", true, d),
 			wq:       get(b+"attn_q.weight", false, d, dq),
 			wk:       get(b+"attn_k.weight", false, d, dkv),
@@ -562,8 +591,11 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 	} else {
 		m.output = m.tokEmb // tied embeddings
 	}
+	if _, ok := f.Tensor("output.bias"); ok {
+		m.outBias = get("output.bias", true, V)
+	}
 	for _, ti := range f.Tensors {
-		if !used[ti.Name] {
+		if !used[ti.Name] && !ignoredTensor(ti.Name) {
 			errs = append(errs, fmt.Errorf("%w: tensor %s is not used by gogml's llama decoder (a feature it lacks)", ErrUnsupportedModel, ti.Name))
 			break
 		}
@@ -590,4 +622,130 @@ func CheckGGUF(f *gguf.File) (Config, error) {
 	m := &Model{cfg: cfg}
 	_, _, err = m.ggufTensors(f)
 	return cfg, err
+}
+
+// scaleOf reports whether name is a per-tensor scale ("X.scale") and
+// returns X.
+func scaleOf(name string) (string, bool) {
+	return strings.CutSuffix(name, ".scale")
+}
+
+// ignoredTensor reports whether llama.cpp's text-generation graphs of
+// these architectures leave a tensor of that name unused: the input
+// scales of NVFP4-style quantization (NAME.input_scale: only some other
+// architectures' graphs apply them) and a reranker's classification head
+// (cls.*: used only with rank pooling, never for logits).
+func ignoredTensor(name string) bool {
+	return strings.HasSuffix(name, ".input_scale") || strings.HasPrefix(name, "cls.")
+}
+
+// ropeScalingFromGGUF sets cfg's RoPE scaling from the prefix p's
+// rope.scaling.* keys the way llama.cpp 0.7.0 derives its context
+// parameters: freq_scale = 1/factor (a factor of 0 means 1; type "none"
+// means no scaling), ext_factor the file's yarn_ext_factor or, when that
+// is negative (unset), 1 for "yarn" and 0 otherwise; with ext_factor
+// set, the attention factor is YaRN's magnitude correction divided by
+// the one ggml's rope applies itself (1 unless yarn_log_multiplier is
+// set), times rope.scaling.attn_factor.
+func ropeScalingFromGGUF(f *gguf.File, p string, cfg *Config) error {
+	float := func(key string, def float64) (float64, error) {
+		v, err := f.Float(p + key)
+		if errors.Is(err, gguf.ErrNotFound) {
+			return def, nil
+		}
+		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = fmt.Errorf("%w: %s%s = %g", ErrConfig, p, key, v)
+		}
+		return v, err
+	}
+	typ := "linear"
+	if s, err := f.String(p + "rope.scaling.type"); err == nil {
+		typ = s
+	} else if !errors.Is(err, gguf.ErrNotFound) {
+		return err
+	}
+	switch typ {
+	case "none", "linear", "yarn":
+	default:
+		return fmt.Errorf("%w: RoPE scaling %q (gogml runs none, linear and yarn)", ErrUnsupportedModel, typ)
+	}
+	factor, err := float("rope.scaling.factor", 0)
+	if err != nil {
+		return err
+	}
+	if factor == 0 {
+		if factor, err = float("rope.scale_linear", 0); err != nil {
+			return err
+		}
+	}
+	if factor < 0 || factor > 1e6 {
+		return fmt.Errorf("%w: %srope.scaling.factor = %g", ErrConfig, p, factor)
+	}
+	scale := 1.0
+	if factor != 0 && typ != "none" {
+		scale = 1 / factor
+	}
+	ext, err := float("rope.scaling.yarn_ext_factor", -1)
+	if err != nil {
+		return err
+	}
+	if ext < 0 {
+		ext = 0
+		if typ == "yarn" {
+			ext = 1
+		}
+	}
+	attn, err := float("rope.scaling.yarn_attn_factor", 1)
+	if err != nil {
+		return err
+	}
+	logMul, err := float("rope.scaling.yarn_log_multiplier", 0)
+	if err != nil {
+		return err
+	}
+	if ext != 0 {
+		mscale := func(s, m float64) float64 {
+			if s <= 1 {
+				return 1
+			}
+			return 0.1*m*math.Log(s) + 1
+		}
+		fac := 1 / scale
+		attn = mscale(fac, 1)
+		if logMul != 0 {
+			attn = mscale(fac, 1) / mscale(fac, logMul)
+		}
+		attn *= 1 / (1 + 0.1*math.Log(fac))
+	}
+	ropeAttn, err := float("rope.scaling.attn_factor", 1)
+	if err != nil {
+		return err
+	}
+	attn *= ropeAttn
+	fast, err := float("rope.scaling.yarn_beta_fast", 32)
+	if err != nil {
+		return err
+	}
+	slow, err := float("rope.scaling.yarn_beta_slow", 1)
+	if err != nil {
+		return err
+	}
+	orig, err := f.Int(p + "rope.scaling.original_context_length")
+	if errors.Is(err, gguf.ErrNotFound) || (err == nil && orig == 0) {
+		orig, err = int64(cfg.Ctx), nil
+	}
+	if err != nil {
+		return err
+	}
+	if orig < 1 || orig > 1<<30 {
+		return fmt.Errorf("%w: %srope.scaling.original_context_length = %d", ErrConfig, p, orig)
+	}
+	for _, v := range []float64{scale, ext, attn, fast, slow} {
+		if !(v >= 0 && v <= 1e6) {
+			return fmt.Errorf("%w: RoPE scaling parameters %g %g %g %g %g of %s", ErrConfig, scale, ext, attn, fast, slow, p)
+		}
+	}
+	cfg.RopeFreqScale, cfg.RopeExtFactor, cfg.RopeAttnFactor = float32(scale), float32(ext), float32(attn)
+	cfg.RopeBetaFast, cfg.RopeBetaSlow, cfg.RopeCtxOrig = float32(fast), float32(slow), int(orig)
+	return nil
 }

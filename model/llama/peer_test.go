@@ -351,3 +351,80 @@ func TestPeerWrittenModels(t *testing.T) {
 		})
 	}
 }
+
+// archsPeerFiles are the test-llama-archs models (random weights, the
+// tensors and keys llama.cpp 0.7.0's model saver writes for each
+// architecture: biases, per-tensor scales, RoPE factors, a reranker head)
+// of the architectures gogml runs.
+var archsPeerFiles = []string{"llama-dense", "mistral3-dense", "qwen2-dense", "qwen3-dense", "smollm3-dense"}
+
+// TestLlamaArchsFiles writes test-llama-archs' own model files (-o) for
+// the architectures gogml runs and compares gogml's logits on them with
+// llama.cpp's: NMSE <= 1e-6 at every prompt position and the same 16
+// greedy tokens.
+func TestLlamaArchsFiles(t *testing.T) {
+	peer := llamaPeer(t)
+	root := os.Getenv("GOGML_PEER_ROOT")
+	libs := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
+	bin := filepath.Join(root, "usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-llama-archs")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("SKIP: %v: test-llama-archs comparison not run", err)
+	}
+	dir := t.TempDir()
+	var archs []string
+	for _, f := range archsPeerFiles {
+		archs = append(archs, strings.TrimSuffix(f, "-dense"))
+	}
+	cmd := exec.Command(filepath.Join(libs, "ld-linux-x86-64.so.2"), "--library-path", libs+":"+filepath.Join(libs, "llama"),
+		bin, "-a", "^("+strings.Join(archs, "|")+")$", "-o", dir, "-s", "1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("test-llama-archs -o: %v\n%s", err, out)
+	}
+	for _, name := range archsPeerFiles {
+		t.Run(name, func(t *testing.T) {
+			comparePeerFile(t, peer, filepath.Join(dir, name+".gguf"), []int32{1, 7, 42, 3, 100, 9}, 16)
+		})
+	}
+}
+
+// comparePeerFile runs the prompt and ngen greedy steps through gogml and
+// llama.cpp on the file: the prompt logits agree to NMSE <= 1e-6 and the
+// greedy tokens are the same.
+func comparePeerFile(t *testing.T, peer func(string, bool, string, int, []int32) peerRun, path string, prompt []int32, ngen int) {
+	t.Helper()
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Ctx: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	logits, err := m.Eval(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Config().Vocab
+	gen := []int32{int32(Argmax(logits[len(logits)-V:]))}
+	for len(gen) < ngen {
+		row, err := m.Eval(gen[len(gen)-1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen = append(gen, int32(Argmax(row)))
+	}
+	ref := peer(path, false, "f32", ngen, prompt)
+	if len(ref.rows) != len(prompt) {
+		t.Fatalf("llama.cpp printed %d rows", len(ref.rows))
+	}
+	var worst float64
+	for p := range prompt {
+		worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
+	}
+	t.Logf("%s: prompt logits NMSE vs llama.cpp: %.3g; greedy tokens same for %d of %d steps", filepath.Base(path), worst, firstDiff(gen, ref.gen), ngen)
+	if worst > 1e-6 || math.IsNaN(worst) {
+		t.Errorf("prompt logits NMSE %.3g > 1e-6", worst)
+	}
+	if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
+		t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
+	}
+}
