@@ -85,6 +85,9 @@ type Config struct {
 	// WeightScales multiplies projections by the per-tensor scales
 	// (NAME.scale, one value) a file has.
 	FFNBias, OutputBias, WeightScales bool
+	// ffnScales: the architecture's graph applies the feed-forward
+	// scales (ConfigFromGGUF sets it).
+	ffnScales bool
 
 	// RoPE scaling as llama.cpp derives it from rope.scaling.* (zero
 	// values mean none). RopeFreqScale multiplies the positions

@@ -31,16 +31,22 @@ type archInfo struct {
 	qkNorm     bool  // attn_q_norm/attn_k_norm required
 	qkvBias    bool  // attn_q/k/v.bias required (optional elsewhere)
 	ropeFreqs  bool  // the graph applies rope_freqs.weight when present
+	// ffnBias: the graph adds ffn_{gate,up,down}.bias when present (the
+	// others' loaders refuse them); ffnScales: it applies the
+	// ffn_{gate,up,down}.scale the loader reads for every architecture
+	// (qwen2's and smollm3's graphs pass none to build_ffn and leave them
+	// unused). The q/k/v and attention output scales are applied by all.
+	ffnBias, ffnScales bool
 }
 
 // archs are the general.architecture values gogml runs.
 func archs() map[string]archInfo {
 	return map[string]archInfo{
-		"llama":    {ropeMode: runtime.RopeNormal, ropeFreqs: true},
-		"mistral3": {ropeMode: runtime.RopeNormal, ropeFreqs: true},
+		"llama":    {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnBias: true, ffnScales: true},
+		"mistral3": {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnBias: true, ffnScales: true},
 		"smollm3":  {ropeMode: runtime.RopeNormal, noRopeStep: 4},
 		"qwen2":    {ropeMode: runtime.RopeNeoX, qkvBias: true},
-		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true},
+		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true, ffnScales: true},
 	}
 }
 
@@ -328,10 +334,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	_, rf := f.Tensor("rope_freqs.weight")
 	cfg.RopeFreqs = ai.ropeFreqs && rf
 	for _, n := range []string{"blk.0.ffn_gate.bias", "blk.0.ffn_up.bias", "blk.0.ffn_down.bias"} {
-		if _, ok := f.Tensor(n); ok {
+		if _, ok := f.Tensor(n); ok && ai.ffnBias {
 			cfg.FFNBias = true
 		}
 	}
+	cfg.ffnScales = ai.ffnScales
 	_, cfg.OutputBias = f.Tensor("output.bias")
 	for _, ti := range f.Tensors {
 		if _, ok := scaleOf(ti.Name); ok {
@@ -554,19 +561,32 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 			if _, ok := f.Tensor(name); !ok {
 				return nil
 			}
+
 			return get(name, true, ne...)
 		}
+		// ffnScale is maybe, for an architecture whose graph applies the
+		// feed-forward scales; else the scale is read and left unused,
+		// as llama.cpp does.
+		ffnScale := func(name string) *runtime.Tensor {
+			if !cfg.ffnScales {
+				if _, ok := f.Tensor(name); ok {
+					used[name] = true
+				}
+				return nil
+			}
+			return maybe(name, 1)
+		}
 		m.layers = append(m.layers, layer{
-			bGate:    maybe(b+"ffn_gate.bias", ff),
-			bUp:      maybe(b+"ffn_up.bias", ff),
-			bDown:    maybe(b+"ffn_down.bias", d),
+			bGate:    opt(cfg.FFNBias, b+"ffn_gate.bias", ff),
+			bUp:      opt(cfg.FFNBias, b+"ffn_up.bias", ff),
+			bDown:    opt(cfg.FFNBias, b+"ffn_down.bias", d),
 			sq:       maybe(b+"attn_q.scale", 1),
 			sk:       maybe(b+"attn_k.scale", 1),
 			sv:       maybe(b+"attn_v.scale", 1),
 			so:       maybe(b+"attn_output.scale", 1),
-			sGate:    maybe(b+"ffn_gate.scale", 1),
-			sUp:      maybe(b+"ffn_up.scale", 1),
-			sDown:    maybe(b+"ffn_down.scale", 1),
+			sGate:    ffnScale(b + "ffn_gate.scale"),
+			sUp:      ffnScale(b + "ffn_up.scale"),
+			sDown:    ffnScale(b + "ffn_down.scale"),
 			attnNorm: get(b+"attn_norm.weight", true, d),
 			wq:       get(b+"attn_q.weight", false, d, dq),
 			wk:       get(b+"attn_k.weight", false, d, dkv),
