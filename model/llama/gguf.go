@@ -665,8 +665,10 @@ func ignoredTensor(name string) bool {
 // means no scaling), ext_factor the file's yarn_ext_factor or, when that
 // is negative (unset), 1 for "yarn" and 0 otherwise; with ext_factor
 // set, the attention factor is YaRN's magnitude correction divided by
-// the one ggml's rope applies itself (1 unless yarn_log_multiplier is
-// set), times rope.scaling.attn_factor.
+// the one ggml's rope applies itself (so 1), times
+// rope.scaling.attn_factor. rope.scaling.yarn_log_multiplier is read by
+// llama.cpp for deepseek2-style architectures only; these leave it
+// unused (checked against llama.cpp's logits).
 func ropeScalingFromGGUF(f *gguf.File, p string, cfg *Config) error {
 	float := func(key string, def float64) (float64, error) {
 		v, err := f.Float(p + key)
@@ -719,10 +721,6 @@ func ropeScalingFromGGUF(f *gguf.File, p string, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	logMul, err := float("rope.scaling.yarn_log_multiplier", 0)
-	if err != nil {
-		return err
-	}
 	if ext != 0 {
 		mscale := func(s, m float64) float64 {
 			if s <= 1 {
@@ -731,11 +729,7 @@ func ropeScalingFromGGUF(f *gguf.File, p string, cfg *Config) error {
 			return 0.1*m*math.Log(s) + 1
 		}
 		fac := 1 / scale
-		attn = mscale(fac, 1)
-		if logMul != 0 {
-			attn = mscale(fac, 1) / mscale(fac, logMul)
-		}
-		attn *= 1 / (1 + 0.1*math.Log(fac))
+		attn = mscale(fac, 1) / (1 + 0.1*math.Log(fac))
 	}
 	ropeAttn, err := float("rope.scaling.attn_factor", 1)
 	if err != nil {

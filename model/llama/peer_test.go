@@ -223,14 +223,16 @@ func TestLlamaCppLogits(t *testing.T) {
 // pyModel writes a model file with gguf-py's GGUFWriter, in shapes our
 // writer does not make, with an SPM vocabulary of all 256 byte tokens and
 // alignment 64. argv: PATH SEED ARCH VARIANT (VARIANT "freqs" adds
-// llama 3.1's rope_freqs.weight, factors 1 to 8). Per architecture: llama has one kv
+// llama 3.1's rope_freqs.weight, factors 1 to 8; "linear" linear RoPE
+// scaling by 4; "yarn" YaRN scaling by 4 from a context of 16 with an
+// attention factor of 0.9, "yarnlog" that with a YaRN log multiplier). Per architecture: llama has one kv
 // head, a tied output, RoPE base 5e5 and eps 1e-6; qwen2 has q/k/v
 // biases; qwen3 per-head q/k norms and heads of 32 (queries twice the
 // width); smollm3 four layers (the fourth without RoPE); mistral3 is
 // llama-shaped. Matrices are f16.
 const pyModel = `
 import sys, numpy as np
-from gguf import GGUFWriter, TokenType
+from gguf import GGUFWriter, TokenType, RopeScalingType
 path, seed, arch, variant = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rng = np.random.default_rng(seed)
 V, D, H, KV, L, F, CTX, HD = 259, 64, 4, 2, 2, 160, 128, 16
@@ -244,6 +246,11 @@ w.add_context_length(CTX); w.add_embedding_length(D); w.add_block_count(L); w.ad
 w.add_head_count(H); w.add_head_count_kv(KV); w.add_rope_dimension_count(HD)
 if arch == 'qwen3': w.add_key_length(HD); w.add_value_length(HD)
 w.add_rope_freq_base(base); w.add_layer_norm_rms_eps(eps)
+if variant == 'linear': w.add_rope_scaling_type(RopeScalingType.LINEAR); w.add_rope_scaling_factor(4.0)
+if variant.startswith('yarn'):
+    w.add_rope_scaling_type(RopeScalingType.YARN); w.add_rope_scaling_factor(4.0)
+    w.add_rope_scaling_orig_ctx_len(16); w.add_rope_scaling_attn_factors(0.9)
+if variant == 'yarnlog': w.add_rope_scaling_yarn_log_mul(0.1)
 toks = ['<unk>', '<s>', '</s>'] + ['<0x%02X>' % b for b in range(256)]
 types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
 w.add_tokenizer_model('llama'); w.add_token_list(toks); w.add_token_scores([0.0] * V); w.add_token_types(types)
@@ -290,6 +297,11 @@ func TestPeerWrittenModels(t *testing.T) {
 	}{
 		{"llama", func(c Config) bool { return c.NKVHeads() == 1 && c.RopeBase == 500000 && c.Eps == 1e-6 && !c.RopeFreqs }},
 		{"llama/freqs", func(c Config) bool { return c.RopeFreqs }},
+		{"llama/linear", func(c Config) bool { return c.RopeFreqScale == 0.25 && c.RopeExtFactor == 0 && c.RopeAttnFactor == 1 }},
+		{"qwen2/yarn", func(c Config) bool {
+			return c.RopeFreqScale == 0.25 && c.RopeExtFactor == 1 && c.RopeCtxOrig == 16 && math.Abs(float64(c.RopeAttnFactor)-0.9) < 1e-6
+		}},
+		{"llama/yarnlog", func(c Config) bool { return c.RopeExtFactor == 1 && math.Abs(float64(c.RopeAttnFactor)-0.9) < 1e-6 }},
 		{"qwen2", func(c Config) bool { return c.QKVBias && c.RopeMode == runtime.RopeNeoX && c.RopeBase == 1e6 }},
 		{"qwen3", func(c Config) bool {
 			return c.QKNorm && !c.QKVBias && c.HeadDim() == 32 && c.QDim() == 128 && c.RopeMode == runtime.RopeNeoX
