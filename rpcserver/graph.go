@@ -85,6 +85,12 @@ func (b *graphBuilder) tensor(id uint64, depth int) (*wtensor, error) {
 		if sid == 0 {
 			continue
 		}
+		if sid == id && i == 1 && wt.t.Op == runtime.OpCpy {
+			// ggml_cast: a CPY into a new tensor names itself as the
+			// destination (src[1] = result). The copy writes the node's
+			// own memory, so the self-reference is dropped, not a cycle.
+			continue
+		}
 		s, err := b.tensor(sid, depth+1)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q source %d: %w", wt.t.Name, i, err)

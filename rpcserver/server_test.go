@@ -318,3 +318,20 @@ func TestEmptySetRowsLeavesDestination(t *testing.T) {
 		})
 	}
 }
+
+// TestCastSelfReference follows ggml_cast: a CPY into a new tensor whose
+// src[1] is the node itself (llama.cpp's dream, glm5-next and deepseek4
+// graphs have them) copies into the node, not a source cycle.
+func TestCastSelfReference(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	x := f32(b, 0, 4)
+	z := opTensor(b, 64, runtime.OpCpy, []*rpcwire.Tensor{&x}, 4)
+	z.Src[1] = z.ID
+	c.set(&x, 0, floats(1, 2, 3, 4))
+	c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &x, &z))
+	if got := toFloats(c.get(&z, 0, 16)); got[0] != 1 || got[3] != 4 {
+		t.Fatalf("cast copied %v, want 1 2 3 4", got)
+	}
+}
