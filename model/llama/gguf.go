@@ -47,6 +47,13 @@ func archs() map[string]archInfo {
 		"smollm3":  {ropeMode: runtime.RopeNormal, noRopeStep: 4},
 		"qwen2":    {ropeMode: runtime.RopeNeoX, qkvBias: true},
 		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true, ffnScales: true},
+		// llama-shaped relatives, each checked against llama.cpp's logits
+		// on test-llama-archs' own file (the RoPE mode and whether the
+		// feed-forward scales apply are what tell them apart there).
+		"exaone":    {ropeMode: runtime.RopeNeoX, ropeFreqs: true},
+		"nanbeige":  {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnScales: true},
+		"internlm2": {ropeMode: runtime.RopeNormal},
+		"xverse":    {ropeMode: runtime.RopeNormal},
 	}
 }
 

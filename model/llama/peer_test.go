@@ -368,12 +368,14 @@ func TestPeerWrittenModels(t *testing.T) {
 // tensors and keys llama.cpp 0.7.0's model saver writes for each
 // architecture: biases, per-tensor scales, RoPE factors, a reranker head)
 // of the architectures gogml runs.
-var archsPeerFiles = []string{"llama-dense", "mistral3-dense", "qwen2-dense", "qwen3-dense", "smollm3-dense"}
+var archsPeerFiles = []string{"llama-dense", "mistral3-dense", "qwen2-dense", "qwen3-dense", "smollm3-dense",
+	"exaone-dense", "nanbeige-dense", "internlm2-dense", "xverse-dense"}
 
 // TestLlamaArchsFiles writes test-llama-archs' own model files (-o) for
 // the architectures gogml runs and compares gogml's logits on them with
-// llama.cpp's: NMSE <= 1e-6 at every prompt position and the same 16
-// greedy tokens.
+// llama.cpp's: NMSE <= 1e-10 at every prompt position (f32 files agree to
+// ~1e-13; with these small random weights a wrong RoPE mode moves the
+// logits by only ~1e-7) and the same 16 greedy tokens.
 func TestLlamaArchsFiles(t *testing.T) {
 	peer := llamaPeer(t)
 	root := os.Getenv("GOGML_PEER_ROOT")
@@ -394,15 +396,15 @@ func TestLlamaArchsFiles(t *testing.T) {
 	}
 	for _, name := range archsPeerFiles {
 		t.Run(name, func(t *testing.T) {
-			comparePeerFile(t, peer, filepath.Join(dir, name+".gguf"), []int32{1, 7, 42, 3, 100, 9}, 16)
+			comparePeerFile(t, peer, filepath.Join(dir, name+".gguf"), []int32{1, 7, 42, 3, 100, 9}, 16, 1e-10)
 		})
 	}
 }
 
 // comparePeerFile runs the prompt and ngen greedy steps through gogml and
-// llama.cpp on the file: the prompt logits agree to NMSE <= 1e-6 and the
+// llama.cpp on the file: the prompt logits agree to NMSE <= bound and the
 // greedy tokens are the same.
-func comparePeerFile(t *testing.T, peer func(string, bool, string, int, []int32) peerRun, path string, prompt []int32, ngen int) {
+func comparePeerFile(t *testing.T, peer func(string, bool, string, int, []int32) peerRun, path string, prompt []int32, ngen int, bound float64) {
 	t.Helper()
 	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
 	defer be.Close()
@@ -433,8 +435,8 @@ func comparePeerFile(t *testing.T, peer func(string, bool, string, int, []int32)
 		worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
 	}
 	t.Logf("%s: prompt logits NMSE vs llama.cpp: %.3g; greedy tokens same for %d of %d steps", filepath.Base(path), worst, firstDiff(gen, ref.gen), ngen)
-	if worst > 1e-6 || math.IsNaN(worst) {
-		t.Errorf("prompt logits NMSE %.3g > 1e-6", worst)
+	if worst > bound || math.IsNaN(worst) {
+		t.Errorf("prompt logits NMSE %.3g > %g", worst, bound)
 	}
 	if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
 		t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
