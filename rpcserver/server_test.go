@@ -335,3 +335,19 @@ func TestCastSelfReference(t *testing.T) {
 		t.Fatalf("cast copied %v, want 1 2 3 4", got)
 	}
 }
+
+// TestConcatWithEmptySource: a CONCAT of a zero-width tensor and x (as
+// llama.cpp's minicpm3 builds) is x.
+func TestConcatWithEmptySource(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	x := f32(b, 0, 4, 2)
+	e := f32(b, 64, 0, 2)
+	z := opTensor(b, 128, runtime.OpConcat, []*rpcwire.Tensor{&e, &x}, 4, 2)
+	c.set(&x, 0, floats(1, 2, 3, 4, 5, 6, 7, 8))
+	c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &e, &x, &z))
+	if got := toFloats(c.get(&z, 0, 32)); got[0] != 1 || got[7] != 8 {
+		t.Fatalf("concat with an empty source gave %v, want 1..8", got)
+	}
+}
