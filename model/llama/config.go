@@ -89,6 +89,12 @@ type Config struct {
 	// scales (ConfigFromGGUF sets it).
 	ffnScales bool
 
+	// Granite's multipliers (0: none): EmbedScale multiplies the token
+	// embeddings, ResidualScale each block's attention and feed-forward
+	// output before its residual add, AttnScale replaces 1/sqrt(HeadDim)
+	// as the attention scale, and the logits are divided by LogitScale.
+	EmbedScale, ResidualScale, AttnScale, LogitScale float32
+
 	// RoPE scaling as llama.cpp derives it from rope.scaling.* (zero
 	// values mean none). RopeFreqScale multiplies the positions
 	// (1/rope.scaling.factor; 0 means 1); RopeExtFactor mixes in YaRN's
@@ -254,7 +260,8 @@ func (c Config) Validate() error {
 		name string
 		v    float32
 	}{{"rope freq scale", c.RopeFreqScale}, {"rope ext factor", c.RopeExtFactor}, {"rope attn factor", c.RopeAttnFactor},
-		{"rope beta fast", c.RopeBetaFast}, {"rope beta slow", c.RopeBetaSlow}} {
+		{"rope beta fast", c.RopeBetaFast}, {"rope beta slow", c.RopeBetaSlow}, {"embedding scale", c.EmbedScale},
+		{"residual scale", c.ResidualScale}, {"attention scale", c.AttnScale}, {"logit scale", c.LogitScale}} {
 		if !(f.v >= 0 && f.v <= 1e6) {
 			return fmt.Errorf("llama: %w: %s %g outside 0..1e6", ErrConfig, f.name, f.v)
 		}

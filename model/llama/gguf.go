@@ -37,6 +37,10 @@ type archInfo struct {
 	// (qwen2's and smollm3's graphs pass none to build_ffn and leave them
 	// unused). The q/k/v and attention output scales are applied by all.
 	ffnBias, ffnScales bool
+	// granite: the embedding, residual, attention and logit multipliers
+	// of granite's graph, and RoPE only when rope.scaling.finetuned
+	// (default true) says so.
+	granite bool
 }
 
 // archs are the general.architecture values gogml runs.
@@ -54,6 +58,7 @@ func archs() map[string]archInfo {
 		"nanbeige":  {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnScales: true},
 		"internlm2": {ropeMode: runtime.RopeNormal},
 		"xverse":    {ropeMode: runtime.RopeNormal},
+		"granite":   {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnBias: true, granite: true},
 	}
 }
 
@@ -320,6 +325,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	for _, k := range []string{"attention.scale", "attention.temperature_scale"} {
 		if v, err := f.Float(p + k); err == nil && v != 0 && (arch == "mistral3" || arch == "smollm3") {
 			return cfg, fmt.Errorf("%w: %s%s = %g", ErrUnsupportedModel, p, k, v)
+		}
+	}
+	if ai.granite {
+		if err := graniteFromGGUF(f, p, &cfg); err != nil {
+			return cfg, err
 		}
 	}
 	emb, ok := f.Tensor("token_embd.weight")
@@ -768,5 +778,39 @@ func ropeScalingFromGGUF(f *gguf.File, p string, cfg *Config) error {
 	}
 	cfg.RopeFreqScale, cfg.RopeExtFactor, cfg.RopeAttnFactor = float32(scale), float32(ext), float32(attn)
 	cfg.RopeBetaFast, cfg.RopeBetaSlow, cfg.RopeCtxOrig = float32(fast), float32(slow), int(orig)
+	return nil
+}
+
+// graniteFromGGUF reads granite's multipliers: logit_scale (required, as
+// llama.cpp requires it), residual_scale, embedding_scale and
+// attention.scale (0 or absent: none), and rope.scaling.finetuned, which
+// granite's graph uses as the switch for RoPE (absent: on).
+func graniteFromGGUF(f *gguf.File, p string, cfg *Config) error {
+	logit, err := f.Float(p + "logit_scale")
+	if err != nil {
+		return err
+	}
+	if logit == 0 || math.IsNaN(logit) || math.IsInf(logit, 0) {
+		return fmt.Errorf("%w: %slogit_scale = %g", ErrConfig, p, logit)
+	}
+	cfg.LogitScale = float32(logit)
+	for _, k := range []struct {
+		key string
+		dst *float32
+	}{{"residual_scale", &cfg.ResidualScale}, {"embedding_scale", &cfg.EmbedScale}, {"attention.scale", &cfg.AttnScale}} {
+		v, err := f.Float(p + k.key)
+		if errors.Is(err, gguf.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		*k.dst = float32(v)
+	}
+	if v, ok := f.Get(p + "rope.scaling.finetuned"); ok {
+		if on, ok := gguf.As[bool](v); ok && !on {
+			cfg.NoRopeStep = 1 // every layer without RoPE
+		}
+	}
 	return nil
 }

@@ -428,6 +428,16 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	}
 	rp := cfg.ropeParams()
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if cfg.AttnScale != 0 {
+		scale = cfg.AttnScale
+	}
+	// residual scales a block's output before its residual add (granite).
+	residual := func(t *runtime.Tensor) *runtime.Tensor {
+		if cfg.ResidualScale != 0 {
+			t = ctx.Scale(t, cfg.ResidualScale)
+		}
+		return t
+	}
 	dq := int64(cfg.QDim())
 	// proj is w·h, times the scale sc and plus the bias b where there
 	// are (llama.cpp's order for q, k, v and the attention output).
@@ -468,6 +478,9 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	}
 
 	x := ctx.GetRows(m.tokEmb, s.tokens) // {d, N}
+	if cfg.EmbedScale != 0 {
+		x = ctx.Scale(x, cfg.EmbedScale)
+	}
 	for l, ly := range m.layers {
 		h := ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.attnNorm)
 		q := named(heads(proj(ly.wq, ly.sq, ly.bq, h), ly.qNorm, H, l), "q", l)
@@ -500,18 +513,21 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		kqv := ctx.MulMat(V, kq)                                   // {hd, N, H}
 		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), dq, N, 1, 1) // {dq, N}
 		o = proj(ly.wo, ly.so, ly.bo, o)
-		x = named(ctx.Add(x, o), "attn_out", l)
+		x = named(ctx.Add(x, residual(o)), "attn_out", l)
 
 		h = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.ffnNorm)
 		gate := ctx.SILU(ffnProj(ly.w1, ly.bGate, ly.sGate, h))
 		up := ffnProj(ly.w3, ly.bUp, ly.sUp, h)
 		down := ffnProj(ly.w2, ly.bDown, ly.sDown, ctx.Mul(gate, up))
-		x = named(ctx.Add(x, down), "ffn_out", l)
+		x = named(ctx.Add(x, residual(down)), "ffn_out", l)
 	}
 	x = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), m.outNorm)
 	s.logits = ctx.MulMat(m.output, x) // {vocab, N}
 	if m.outBias != nil {
 		s.logits = ctx.Add(s.logits, m.outBias)
+	}
+	if cfg.LogitScale != 0 {
+		s.logits = ctx.Scale(s.logits, 1/cfg.LogitScale)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

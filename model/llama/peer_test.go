@@ -369,7 +369,7 @@ func TestPeerWrittenModels(t *testing.T) {
 // architecture: biases, per-tensor scales, RoPE factors, a reranker head)
 // of the architectures gogml runs.
 var archsPeerFiles = []string{"llama-dense", "mistral3-dense", "qwen2-dense", "qwen3-dense", "smollm3-dense",
-	"exaone-dense", "nanbeige-dense", "internlm2-dense", "xverse-dense"}
+	"exaone-dense", "nanbeige-dense", "internlm2-dense", "xverse-dense", "granite-dense"}
 
 // TestLlamaArchsFiles writes test-llama-archs' own model files (-o) for
 // the architectures gogml runs and compares gogml's logits on them with
