@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.check {
-		return checkClaims(cols, ops)
+		return checkClaims(cols, ops, splitList(o.archs))
 	}
 	return nil
 }
@@ -549,8 +549,9 @@ func escape(s string) string {
 
 // checkClaims reports every claimed op among ops that did not pass every
 // case, including one that was not run (-budget) or not found, and every
-// claimed test-llama-archs row (ClaimedArchs) that is not OK or missing.
-func checkClaims(cols []column, ops []string) error {
+// claimed test-llama-archs row (ClaimedArchs) of an architecture among
+// archs that is not OK or missing.
+func checkClaims(cols []column, ops, archs []string) error {
 	var bad []string
 	for _, c := range cols {
 		for _, op := range ggmlpeer.Claimed[c.backend] {
@@ -571,6 +572,9 @@ func checkClaims(cols []column, ops []string) error {
 	claims:
 		for _, claim := range ggmlpeer.ClaimedArchs[c.backend] {
 			arch, config, _ := strings.Cut(claim, "/")
+			if !slices.Contains(archs, arch) {
+				continue
+			}
 			for _, r := range c.archRows[arch] {
 				if r.Config == config {
 					if !r.OK() {
