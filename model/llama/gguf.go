@@ -350,9 +350,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	cfg.QKNorm = ai.qkNorm
 	_, rf := f.Tensor("rope_freqs.weight")
 	cfg.RopeFreqs = ai.ropeFreqs && rf
-	for _, n := range []string{"blk.0.ffn_gate.bias", "blk.0.ffn_up.bias", "blk.0.ffn_down.bias"} {
-		if _, ok := f.Tensor(n); ok && ai.ffnBias {
+	for _, ti := range f.Tensors {
+		if strings.HasPrefix(ti.Name, "blk.") && (strings.HasSuffix(ti.Name, ".ffn_gate.bias") ||
+			strings.HasSuffix(ti.Name, ".ffn_up.bias") || strings.HasSuffix(ti.Name, ".ffn_down.bias")) && ai.ffnBias {
 			cfg.FFNBias = true
+			break
 		}
 	}
 	cfg.ffnScales = ai.ffnScales
@@ -593,10 +595,19 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 			}
 			return maybe(name, 1)
 		}
+		// ffnBias is maybe where the architecture takes feed-forward
+		// biases (each one optional, as in llama.cpp's loader); elsewhere
+		// a bias stays unused and is reported below.
+		ffnBias := func(name string, n int64) *runtime.Tensor {
+			if !cfg.FFNBias {
+				return nil
+			}
+			return maybe(name, n)
+		}
 		m.layers = append(m.layers, layer{
-			bGate:    opt(cfg.FFNBias, b+"ffn_gate.bias", ff),
-			bUp:      opt(cfg.FFNBias, b+"ffn_up.bias", ff),
-			bDown:    opt(cfg.FFNBias, b+"ffn_down.bias", d),
+			bGate:    ffnBias(b+"ffn_gate.bias", ff),
+			bUp:      ffnBias(b+"ffn_up.bias", ff),
+			bDown:    ffnBias(b+"ffn_down.bias", d),
 			sq:       maybe(b+"attn_q.scale", 1),
 			sk:       maybe(b+"attn_k.scale", 1),
 			sv:       maybe(b+"attn_v.scale", 1),
