@@ -54,7 +54,7 @@ var CISubset = map[string][]string{
 
 // ClaimedArchs lists, per backend, the test-llama-archs rows ("arch/Config",
 // e.g. "llama/Dense") whose RPC-device row is OK against gogml rpc-server
-// (NMSE vs. ggml's CPU, roundtrip and mixed batch): 123 rows of 116
+// (NMSE vs. ggml's CPU, roundtrip and mixed batch): 130 rows of 123
 // architectures on the CPU, from per-architecture runs of 2026-12-02
 // (test-llama-archs -a ^ARCH$ -s 1). make test-ggml-full checks them all
 // (one run per architecture); make test-ggml runs CIArchs. Not claimed on
@@ -86,7 +86,8 @@ var ClaimedArchs = map[string][]string{
 		"pockettts/Dense", "qwen/Dense", "qwen2/Dense", "qwen2moe/MoE", "qwen2vl/Dense", "qwen3/Dense",
 		"qwen35/Dense", "qwen35moe/MoE", "qwen3moe/MoE", "qwen3next/MoE", "qwen3tts/Dense",
 		"qwen3vl/Dense", "qwen3vlmoe/MoE", "qwen4exp/MoE", "refact/Dense", "refact/MoE", "rnd1/MoE",
-		"seed_oss/Dense", "smallthinker/MoE",
+		"seed_oss/Dense", "smallthinker/MoE", "smollm3/Dense", "spark2_5/Dense", "stablelm/Dense",
+		"starcoder/Dense", "starcoder2/Dense", "talkie/Dense", "xverse/Dense",
 	},
 	"opengl": {},
 }
