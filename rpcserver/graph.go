@@ -85,6 +85,12 @@ func (b *graphBuilder) tensor(id uint64, depth int) (*wtensor, error) {
 		if sid == 0 {
 			continue
 		}
+		if sid == id && i == 1 && wt.t.Op == runtime.OpCpy {
+			// ggml_cast: a CPY into a new tensor names itself as the
+			// destination (src[1] = result). The copy writes the node's
+			// own memory, so the self-reference is dropped, not a cycle.
+			continue
+		}
 		s, err := b.tensor(sid, depth+1)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q source %d: %w", wt.t.Name, i, err)
@@ -169,6 +175,7 @@ func (c *conn) graphCompute(p []byte) error {
 		if err := checkNode(t); err != nil {
 			return fmt.Errorf("node %d: %w", i, err)
 		}
+		dropEmptyConcat(t)
 		if emptySum(t) {
 			inGraph[t] = true
 			sg.zeros = append(sg.zeros, wt)
@@ -192,6 +199,31 @@ func (c *conn) graphCompute(p []byte) error {
 	}
 	c.run(sg)
 	return nil
+}
+
+// dropEmptyConcat turns a CONCAT with one empty source (llama.cpp's
+// minicpm3 concatenates a zero-width k_nope with k_pe) into a DUP of the
+// other source: ggml's concat then copies that source whole, and gogml's
+// kernels need no empty operand.
+func dropEmptyConcat(t *runtime.Tensor) {
+	if t.Op != runtime.OpConcat || t.Src[0] == nil || t.Src[1] == nil {
+		return
+	}
+	var keep *runtime.Tensor
+	switch {
+	case t.Src[0].Nelements() == 0 && t.Src[1].Nelements() != 0:
+		keep = t.Src[1]
+	case t.Src[1].Nelements() == 0 && t.Src[0].Nelements() != 0:
+		keep = t.Src[0]
+	default:
+		return
+	}
+	if keep.Ne != t.Ne || keep.Type != t.Type {
+		return // not a plain copy: left to the usual checks
+	}
+	t.Op = runtime.OpDup
+	t.Src[0], t.Src[1] = keep, nil
+	t.OpParams = [len(t.OpParams)]int32{}
 }
 
 // writesNothing reports whether node t leaves its memory as it is: a

@@ -318,3 +318,36 @@ func TestEmptySetRowsLeavesDestination(t *testing.T) {
 		})
 	}
 }
+
+// TestCastSelfReference follows ggml_cast: a CPY into a new tensor whose
+// src[1] is the node itself (llama.cpp's dream, glm5-next and deepseek4
+// graphs have them) copies into the node, not a source cycle.
+func TestCastSelfReference(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	x := f32(b, 0, 4)
+	z := opTensor(b, 64, runtime.OpCpy, []*rpcwire.Tensor{&x}, 4)
+	z.Src[1] = z.ID
+	c.set(&x, 0, floats(1, 2, 3, 4))
+	c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &x, &z))
+	if got := toFloats(c.get(&z, 0, 16)); got[0] != 1 || got[3] != 4 {
+		t.Fatalf("cast copied %v, want 1 2 3 4", got)
+	}
+}
+
+// TestConcatWithEmptySource: a CONCAT of a zero-width tensor and x (as
+// llama.cpp's minicpm3 builds) is x.
+func TestConcatWithEmptySource(t *testing.T) {
+	_, addr := startServer(t, Options{})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	x := f32(b, 0, 4, 2)
+	e := f32(b, 64, 0, 2)
+	z := opTensor(b, 128, runtime.OpConcat, []*rpcwire.Tensor{&e, &x}, 4, 2)
+	c.set(&x, 0, floats(1, 2, 3, 4, 5, 6, 7, 8))
+	c.send(rpcwire.CmdGraphCompute, graph(0, 0, []*rpcwire.Tensor{&z}, &e, &x, &z))
+	if got := toFloats(c.get(&z, 0, 32)); got[0] != 1 || got[7] != 8 {
+		t.Fatalf("concat with an empty source gave %v, want 1..8", got)
+	}
+}

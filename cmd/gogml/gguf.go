@@ -141,7 +141,11 @@ func printInfo(w io.Writer, m *gguf.Mapped, maxElems int, all bool) {
 		on   bool
 		name string
 	}{{cfg.RopeMode == runtime.RopeNeoX, "NeoX RoPE"}, {cfg.NoRopeStep > 0, fmt.Sprintf("no RoPE every %d layers", cfg.NoRopeStep)},
-		{cfg.QKVBias, "q/k/v biases"}, {cfg.OutBias, "output bias"}, {cfg.QKNorm, "q/k norms"}, {cfg.RopeFreqs, "RoPE factors"}} {
+		{cfg.QKVBias, "q/k/v biases"}, {cfg.OutBias, "output bias"}, {cfg.QKNorm, "q/k norms"}, {cfg.RopeFreqs, "RoPE factors"},
+		{cfg.FFNBias, "feed-forward biases"}, {cfg.OutputBias, "logit bias"}, {cfg.WeightScales, "per-tensor scales"},
+		{cfg.RopeFreqScale != 0 && cfg.RopeFreqScale != 1, fmt.Sprintf("RoPE freq scale %g", cfg.RopeFreqScale)},
+		{cfg.RopeExtFactor != 0, fmt.Sprintf("YaRN ext factor %g, attn factor %g, original context %d", cfg.RopeExtFactor, cfg.RopeAttnFactor, cfg.RopeCtxOrig)},
+		{cfg.LogitScale != 0, fmt.Sprintf("granite multipliers: embedding %g, residual %g, attention %g, logits 1/%g", cfg.EmbedScale, cfg.ResidualScale, cfg.AttnScale, cfg.LogitScale)}} {
 		if f.on {
 			extra = append(extra, f.name)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -104,11 +105,13 @@ func (r *LlamaArchsRun) Device(desc string) []ArchRow {
 	return out
 }
 
-// LlamaArchs runs "test-llama-archs -a arch -s seed" with the RPC server
-// at endpoint registered: every device (ggml's CPU, the RPC device, and
-// llama.cpp's "Meta" split of the non-CPU devices) gets a row per config.
+// LlamaArchs runs "test-llama-archs -a ^arch$ -s seed" with the RPC
+// server at endpoint registered: every device (ggml's CPU, the RPC device,
+// and llama.cpp's "Meta" split of the non-CPU devices) gets a row per
+// config. The name is anchored: -a takes a regular expression, and a bare
+// "qwen3" would also run qwen3moe, qwen3vl, ...
 func (p *Peer) LlamaArchs(ctx context.Context, endpoint, arch string, seed int) (*LlamaArchsRun, error) {
-	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, "test-llama-archs", "-a", arch, "-s", fmt.Sprint(seed))
+	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, "test-llama-archs", "-a", "^"+regexp.QuoteMeta(arch)+"$", "-s", fmt.Sprint(seed))
 	run := &LlamaArchsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}
 	if err != nil {
 		return run, err

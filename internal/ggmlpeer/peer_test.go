@@ -51,6 +51,19 @@ func peerForTest(t *testing.T) (*Peer, string) {
 	return p, src
 }
 
+// archsForTest picks the test-llama-archs rows to assert the way
+// opsForTest picks ops: CIArchs by default, every claimed row with
+// GOGML_PEER_OPS=claimed, none for an explicit op list.
+func archsForTest(backend string) []string {
+	switch os.Getenv("GOGML_PEER_OPS") {
+	case "", "ci":
+		return CIArchs[backend]
+	case "claimed":
+		return ClaimedArchs[backend]
+	}
+	return nil
+}
+
 // opsForTest returns the ops to assert on backend.
 func opsForTest(backend string) []string {
 	switch v := os.Getenv("GOGML_PEER_OPS"); v {
@@ -121,7 +134,8 @@ func TestRPCServerCPU(t *testing.T) {
 func testRPCServer(t *testing.T, backend, tags string) {
 	p, src := peerForTest(t)
 	ops := opsForTest(backend)
-	if len(ops) == 0 && len(ClaimedArchs[backend]) == 0 {
+	archs := archsForTest(backend)
+	if len(ops) == 0 && len(archs) == 0 {
 		t.Skipf("nothing claimed for %s", backend)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -149,7 +163,7 @@ func testRPCServer(t *testing.T, backend, tags string) {
 	}()
 	t.Logf("gogml rpc-server -backend %s at %s", backend, srv.Endpoint)
 	assertOps(t, p, srv, ops)
-	assertArchs(t, p, srv, ClaimedArchs[backend])
+	assertArchs(t, p, srv, archs)
 }
 
 // assertArchs runs test-llama-archs for each claimed "arch/Config" row and

@@ -80,6 +80,56 @@ type Config struct {
 	// RopeFreqs divides each RoPE frequency by a factor from the file's
 	// rope_freqs.weight (HeadDim/2 values: llama 3.1's long-context RoPE).
 	RopeFreqs bool
+	// FFNBias adds the feed-forward biases a file has (ffn_gate, ffn_up,
+	// ffn_down .bias); OutputBias adds output.bias to the logits;
+	// WeightScales multiplies projections by the per-tensor scales
+	// (NAME.scale, one value) a file has.
+	FFNBias, OutputBias, WeightScales bool
+	// ffnScales: the architecture's graph applies the feed-forward
+	// scales (ConfigFromGGUF sets it).
+	ffnScales bool
+
+	// Granite's multipliers (0: none): EmbedScale multiplies the token
+	// embeddings, ResidualScale each block's attention and feed-forward
+	// output before its residual add, AttnScale replaces 1/sqrt(HeadDim)
+	// as the attention scale, and the logits are divided by LogitScale.
+	EmbedScale, ResidualScale, AttnScale, LogitScale float32
+
+	// RoPE scaling as llama.cpp derives it from rope.scaling.* (zero
+	// values mean none). RopeFreqScale multiplies the positions
+	// (1/rope.scaling.factor; 0 means 1); RopeExtFactor mixes in YaRN's
+	// extrapolation (0: none; 1 for rope.scaling.type yarn);
+	// RopeAttnFactor scales the sines and cosines (0 means 1);
+	// RopeBetaFast and RopeBetaSlow bound YaRN's ramp (0 means 32 and 1);
+	// RopeCtxOrig is the training context YaRN's ramp is computed from
+	// (0 means Ctx).
+	RopeFreqScale, RopeExtFactor, RopeAttnFactor float32
+	RopeBetaFast, RopeBetaSlow                   float32
+	RopeCtxOrig                                  int
+}
+
+// ropeParams are ggml's rope parameters of the config (see RopeFreqScale).
+func (c Config) ropeParams() runtime.RopeParams {
+	rp := runtime.DefaultRopeParams()
+	rp.FreqBase = c.RopeBase
+	rp.NCtxOrig = int32(c.Ctx)
+	if c.RopeCtxOrig > 0 {
+		rp.NCtxOrig = int32(c.RopeCtxOrig)
+	}
+	if c.RopeFreqScale != 0 {
+		rp.FreqScale = c.RopeFreqScale
+	}
+	rp.ExtFactor = c.RopeExtFactor
+	if c.RopeAttnFactor != 0 {
+		rp.AttnFactor = c.RopeAttnFactor
+	}
+	if c.RopeBetaFast != 0 {
+		rp.BetaFast = c.RopeBetaFast
+	}
+	if c.RopeBetaSlow != 0 {
+		rp.BetaSlow = c.RopeBetaSlow
+	}
+	return rp
 }
 
 // DefaultConfig returns the small model gogml run uses by default: vocab
@@ -116,6 +166,9 @@ func (c Config) Params() float64 {
 	}
 	if c.OutBias {
 		per += d
+	}
+	if c.FFNBias {
+		per += 2*f + d
 	}
 	if c.QKNorm {
 		per += 2 * hs
@@ -202,6 +255,19 @@ func (c Config) Validate() error {
 	}
 	if !(c.Eps > 0) {
 		return fmt.Errorf("llama: %w: eps %g must be positive", ErrConfig, c.Eps)
+	}
+	for _, f := range []struct {
+		name string
+		v    float32
+	}{{"rope freq scale", c.RopeFreqScale}, {"rope ext factor", c.RopeExtFactor}, {"rope attn factor", c.RopeAttnFactor},
+		{"rope beta fast", c.RopeBetaFast}, {"rope beta slow", c.RopeBetaSlow}, {"embedding scale", c.EmbedScale},
+		{"residual scale", c.ResidualScale}, {"attention scale", c.AttnScale}, {"logit scale", c.LogitScale}} {
+		if !(f.v >= 0 && f.v <= 1e6) {
+			return fmt.Errorf("llama: %w: %s %g outside 0..1e6", ErrConfig, f.name, f.v)
+		}
+	}
+	if c.RopeCtxOrig < 0 || c.RopeCtxOrig > 1<<30 {
+		return fmt.Errorf("llama: %w: rope original context %d", ErrConfig, c.RopeCtxOrig)
 	}
 	if !(c.RopeBase > 1) {
 		return fmt.Errorf("llama: %w: rope base %g must be above 1", ErrConfig, c.RopeBase)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -30,16 +31,34 @@ type archInfo struct {
 	qkNorm     bool  // attn_q_norm/attn_k_norm required
 	qkvBias    bool  // attn_q/k/v.bias required (optional elsewhere)
 	ropeFreqs  bool  // the graph applies rope_freqs.weight when present
+	// ffnBias: the graph adds ffn_{gate,up,down}.bias when present (the
+	// others' loaders refuse them); ffnScales: it applies the
+	// ffn_{gate,up,down}.scale the loader reads for every architecture
+	// (qwen2's and smollm3's graphs pass none to build_ffn and leave them
+	// unused). The q/k/v and attention output scales are applied by all.
+	ffnBias, ffnScales bool
+	// granite: the embedding, residual, attention and logit multipliers
+	// of granite's graph, and RoPE only when rope.scaling.finetuned
+	// (default true) says so.
+	granite bool
 }
 
 // archs are the general.architecture values gogml runs.
 func archs() map[string]archInfo {
 	return map[string]archInfo{
-		"llama":    {ropeMode: runtime.RopeNormal, ropeFreqs: true},
-		"mistral3": {ropeMode: runtime.RopeNormal, ropeFreqs: true},
+		"llama":    {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnBias: true, ffnScales: true},
+		"mistral3": {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnBias: true, ffnScales: true},
 		"smollm3":  {ropeMode: runtime.RopeNormal, noRopeStep: 4},
 		"qwen2":    {ropeMode: runtime.RopeNeoX, qkvBias: true},
-		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true},
+		"qwen3":    {ropeMode: runtime.RopeNeoX, qkNorm: true, ffnScales: true},
+		// llama-shaped relatives, each checked against llama.cpp's logits
+		// on test-llama-archs' own file (the RoPE mode and whether the
+		// feed-forward scales apply are what tell them apart there).
+		"exaone":    {ropeMode: runtime.RopeNeoX, ropeFreqs: true},
+		"nanbeige":  {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnScales: true},
+		"internlm2": {ropeMode: runtime.RopeNormal},
+		"xverse":    {ropeMode: runtime.RopeNormal},
+		"granite":   {ropeMode: runtime.RopeNormal, ropeFreqs: true, ffnBias: true, granite: true},
 	}
 }
 
@@ -298,17 +317,19 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			}
 		}
 	}
-	if s, err := f.String(p + "rope.scaling.type"); err == nil && s != "none" {
-		// llama.cpp reads a factor of 0 as 1: no scaling.
-		if fac, err := f.Float(p + "rope.scaling.factor"); s != "linear" || err != nil || (fac != 1 && fac != 0) {
-			return cfg, fmt.Errorf("%w: RoPE scaling %q", ErrUnsupportedModel, s)
-		}
+	if err := ropeScalingFromGGUF(f, p, &cfg); err != nil {
+		return cfg, err
 	}
 	// Settings llama.cpp's graphs for these architectures honour and the
 	// decoder does not: a non-zero value is an error, not ignored.
 	for _, k := range []string{"attention.scale", "attention.temperature_scale"} {
 		if v, err := f.Float(p + k); err == nil && v != 0 && (arch == "mistral3" || arch == "smollm3") {
 			return cfg, fmt.Errorf("%w: %s%s = %g", ErrUnsupportedModel, p, k, v)
+		}
+	}
+	if ai.granite {
+		if err := graniteFromGGUF(f, p, &cfg); err != nil {
+			return cfg, err
 		}
 	}
 	emb, ok := f.Tensor("token_embd.weight")
@@ -329,6 +350,21 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	cfg.QKNorm = ai.qkNorm
 	_, rf := f.Tensor("rope_freqs.weight")
 	cfg.RopeFreqs = ai.ropeFreqs && rf
+	for _, ti := range f.Tensors {
+		if strings.HasPrefix(ti.Name, "blk.") && (strings.HasSuffix(ti.Name, ".ffn_gate.bias") ||
+			strings.HasSuffix(ti.Name, ".ffn_up.bias") || strings.HasSuffix(ti.Name, ".ffn_down.bias")) && ai.ffnBias {
+			cfg.FFNBias = true
+			break
+		}
+	}
+	cfg.ffnScales = ai.ffnScales
+	_, cfg.OutputBias = f.Tensor("output.bias")
+	for _, ti := range f.Tensors {
+		if _, ok := scaleOf(ti.Name); ok {
+			cfg.WeightScales = true
+			break
+		}
+	}
 	cfg.Seed = 0
 	vcfg := cfg
 	vcfg.WeightType = runtime.TypeF32
@@ -537,7 +573,48 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 	m.layers = m.layers[:0]
 	for l := 0; l < cfg.Layers; l++ {
 		b := fmt.Sprintf("blk.%d.", l)
+		// Optional tensors a file may have for any of the architectures
+		// (llama.cpp creates them TENSOR_NOT_REQUIRED and its graphs use
+		// them when present).
+		maybe := func(name string, ne ...int64) *runtime.Tensor {
+			if _, ok := f.Tensor(name); !ok {
+				return nil
+			}
+
+			return get(name, true, ne...)
+		}
+		// ffnScale is maybe, for an architecture whose graph applies the
+		// feed-forward scales; else the scale is read and left unused,
+		// as llama.cpp does.
+		ffnScale := func(name string) *runtime.Tensor {
+			if !cfg.ffnScales {
+				if _, ok := f.Tensor(name); ok {
+					used[name] = true
+				}
+				return nil
+			}
+			return maybe(name, 1)
+		}
+		// ffnBias is maybe where the architecture takes feed-forward
+		// biases (each one optional, as in llama.cpp's loader); elsewhere
+		// a bias stays unused and is reported below.
+		ffnBias := func(name string, n int64) *runtime.Tensor {
+			if !cfg.FFNBias {
+				return nil
+			}
+			return maybe(name, n)
+		}
 		m.layers = append(m.layers, layer{
+			bGate:    ffnBias(b+"ffn_gate.bias", ff),
+			bUp:      ffnBias(b+"ffn_up.bias", ff),
+			bDown:    ffnBias(b+"ffn_down.bias", d),
+			sq:       maybe(b+"attn_q.scale", 1),
+			sk:       maybe(b+"attn_k.scale", 1),
+			sv:       maybe(b+"attn_v.scale", 1),
+			so:       maybe(b+"attn_output.scale", 1),
+			sGate:    ffnScale(b + "ffn_gate.scale"),
+			sUp:      ffnScale(b + "ffn_up.scale"),
+			sDown:    ffnScale(b + "ffn_down.scale"),
 			attnNorm: get(b+"attn_norm.weight", true, d),
 			wq:       get(b+"attn_q.weight", false, d, dq),
 			wk:       get(b+"attn_k.weight", false, d, dkv),
@@ -562,8 +639,11 @@ func (m *Model) ggufTensors(f *gguf.File) ([]*runtime.Context, [][]gguf.TensorIn
 	} else {
 		m.output = m.tokEmb // tied embeddings
 	}
+	if _, ok := f.Tensor("output.bias"); ok {
+		m.outBias = get("output.bias", true, V)
+	}
 	for _, ti := range f.Tensors {
-		if !used[ti.Name] {
+		if !used[ti.Name] && !ignoredTensor(ti.Name) {
 			errs = append(errs, fmt.Errorf("%w: tensor %s is not used by gogml's llama decoder (a feature it lacks)", ErrUnsupportedModel, ti.Name))
 			break
 		}
@@ -590,4 +670,158 @@ func CheckGGUF(f *gguf.File) (Config, error) {
 	m := &Model{cfg: cfg}
 	_, _, err = m.ggufTensors(f)
 	return cfg, err
+}
+
+// scaleOf reports whether name is a per-tensor scale ("X.scale") and
+// returns X.
+func scaleOf(name string) (string, bool) {
+	return strings.CutSuffix(name, ".scale")
+}
+
+// ignoredTensor reports whether llama.cpp's text-generation graphs of
+// these architectures leave a tensor of that name unused: the input
+// scales of NVFP4-style quantization (NAME.input_scale: only some other
+// architectures' graphs apply them) and a reranker's classification head
+// (cls.*: used only with rank pooling, never for logits).
+func ignoredTensor(name string) bool {
+	return strings.HasSuffix(name, ".input_scale") || strings.HasPrefix(name, "cls.")
+}
+
+// ropeScalingFromGGUF sets cfg's RoPE scaling from the prefix p's
+// rope.scaling.* keys the way llama.cpp 0.7.0 derives its context
+// parameters: freq_scale = 1/factor (a factor of 0 means 1; type "none"
+// means no scaling), ext_factor the file's yarn_ext_factor or, when that
+// is negative (unset), 1 for "yarn" and 0 otherwise; with ext_factor
+// set, the attention factor is YaRN's magnitude correction divided by
+// the one ggml's rope applies itself (so 1), times
+// rope.scaling.attn_factor. rope.scaling.yarn_log_multiplier is read by
+// llama.cpp for deepseek2-style architectures only; these leave it
+// unused (checked against llama.cpp's logits).
+func ropeScalingFromGGUF(f *gguf.File, p string, cfg *Config) error {
+	float := func(key string, def float64) (float64, error) {
+		v, err := f.Float(p + key)
+		if errors.Is(err, gguf.ErrNotFound) {
+			return def, nil
+		}
+		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = fmt.Errorf("%w: %s%s = %g", ErrConfig, p, key, v)
+		}
+		return v, err
+	}
+	typ := "linear"
+	if s, err := f.String(p + "rope.scaling.type"); err == nil {
+		typ = s
+	} else if !errors.Is(err, gguf.ErrNotFound) {
+		return err
+	}
+	switch typ {
+	case "none", "linear", "yarn":
+	default:
+		return fmt.Errorf("%w: RoPE scaling %q (gogml runs none, linear and yarn)", ErrUnsupportedModel, typ)
+	}
+	factor, err := float("rope.scaling.factor", 0)
+	if err != nil {
+		return err
+	}
+	if factor == 0 {
+		if factor, err = float("rope.scale_linear", 0); err != nil {
+			return err
+		}
+	}
+	if factor < 0 || factor > 1e6 {
+		return fmt.Errorf("%w: %srope.scaling.factor = %g", ErrConfig, p, factor)
+	}
+	scale := 1.0
+	if factor != 0 && typ != "none" {
+		scale = 1 / factor
+	}
+	ext, err := float("rope.scaling.yarn_ext_factor", -1)
+	if err != nil {
+		return err
+	}
+	if ext < 0 {
+		ext = 0
+		if typ == "yarn" {
+			ext = 1
+		}
+	}
+	attn, err := float("rope.scaling.yarn_attn_factor", 1)
+	if err != nil {
+		return err
+	}
+	if ext != 0 {
+		mscale := func(s, m float64) float64 {
+			if s <= 1 {
+				return 1
+			}
+			return 0.1*m*math.Log(s) + 1
+		}
+		fac := 1 / scale
+		attn = mscale(fac, 1) / (1 + 0.1*math.Log(fac))
+	}
+	ropeAttn, err := float("rope.scaling.attn_factor", 1)
+	if err != nil {
+		return err
+	}
+	attn *= ropeAttn
+	fast, err := float("rope.scaling.yarn_beta_fast", 32)
+	if err != nil {
+		return err
+	}
+	slow, err := float("rope.scaling.yarn_beta_slow", 1)
+	if err != nil {
+		return err
+	}
+	orig, err := f.Int(p + "rope.scaling.original_context_length")
+	if errors.Is(err, gguf.ErrNotFound) || (err == nil && orig == 0) {
+		orig, err = int64(cfg.Ctx), nil
+	}
+	if err != nil {
+		return err
+	}
+	if orig < 1 || orig > 1<<30 {
+		return fmt.Errorf("%w: %srope.scaling.original_context_length = %d", ErrConfig, p, orig)
+	}
+	for _, v := range []float64{scale, ext, attn, fast, slow} {
+		if !(v >= 0 && v <= 1e6) {
+			return fmt.Errorf("%w: RoPE scaling parameters %g %g %g %g %g of %s", ErrConfig, scale, ext, attn, fast, slow, p)
+		}
+	}
+	cfg.RopeFreqScale, cfg.RopeExtFactor, cfg.RopeAttnFactor = float32(scale), float32(ext), float32(attn)
+	cfg.RopeBetaFast, cfg.RopeBetaSlow, cfg.RopeCtxOrig = float32(fast), float32(slow), int(orig)
+	return nil
+}
+
+// graniteFromGGUF reads granite's multipliers: logit_scale (required, as
+// llama.cpp requires it), residual_scale, embedding_scale and
+// attention.scale (0 or absent: none), and rope.scaling.finetuned, which
+// granite's graph uses as the switch for RoPE (absent: on).
+func graniteFromGGUF(f *gguf.File, p string, cfg *Config) error {
+	logit, err := f.Float(p + "logit_scale")
+	if err != nil {
+		return err
+	}
+	if logit == 0 || math.IsNaN(logit) || math.IsInf(logit, 0) {
+		return fmt.Errorf("%w: %slogit_scale = %g", ErrConfig, p, logit)
+	}
+	cfg.LogitScale = float32(logit)
+	for _, k := range []struct {
+		key string
+		dst *float32
+	}{{"residual_scale", &cfg.ResidualScale}, {"embedding_scale", &cfg.EmbedScale}, {"attention.scale", &cfg.AttnScale}} {
+		v, err := f.Float(p + k.key)
+		if errors.Is(err, gguf.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		*k.dst = float32(v)
+	}
+	if v, ok := f.Get(p + "rope.scaling.finetuned"); ok {
+		if on, ok := gguf.As[bool](v); ok && !on {
+			cfg.NoRopeStep = 1 // every layer without RoPE
+		}
+	}
+	return nil
 }

@@ -136,6 +136,14 @@ func TestGGUFErrors(t *testing.T) {
 	}{
 		{"arch", tiny(func(gw *gguf.Writer) { gw.Set("general.architecture", gguf.Of("gpt2")) }), ErrUnsupportedModel, `architecture "gpt2"`},
 		{"extra tensor", tiny(func(gw *gguf.Writer) {
+			gw.AddTensor("blk.0.ffn_gate_inp.weight", runtime.TypeF32, []int64{int64(cfg.Dim), 4}, make([]byte, 16*cfg.Dim))
+		}), ErrUnsupportedModel, "ffn_gate_inp.weight is not used"},
+		{"feed-forward bias of qwen2", tiny(func(gw *gguf.Writer) {
+			gw.Set("general.architecture", gguf.Of("qwen2"))
+			for kv, v := range map[string]int{"context_length": cfg.Ctx, "embedding_length": cfg.Dim, "block_count": cfg.Layers,
+				"feed_forward_length": cfg.FFN, "attention.head_count": cfg.Heads} {
+				gw.Set("qwen2."+kv, gguf.Of(uint32(v)))
+			}
 			gw.AddTensor("blk.0.ffn_up.bias", runtime.TypeF32, []int64{int64(cfg.FFN)}, make([]byte, 4*cfg.FFN))
 		}), ErrUnsupportedModel, "ffn_up.bias is not used"},
 		{"bias in one layer", tiny(func(gw *gguf.Writer) {
@@ -149,7 +157,14 @@ func TestGGUFErrors(t *testing.T) {
 			}
 			gw.Set("mistral3.attention.temperature_scale", gguf.Of(float32(0.1)))
 		}), ErrUnsupportedModel, "temperature_scale"},
-		{"rope scaling", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.scaling.type", gguf.Of("yarn")) }), ErrUnsupportedModel, "RoPE scaling"},
+		{"rope scaling", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.scaling.type", gguf.Of("longrope")) }), ErrUnsupportedModel, "RoPE scaling"},
+		{"rope scaling factor", tiny(func(gw *gguf.Writer) {
+			gw.Set("llama.rope.scaling.type", gguf.Of("yarn"))
+			gw.Set("llama.rope.scaling.factor", gguf.Of(float32(-2)))
+		}), ErrConfig, "rope.scaling.factor"},
+		{"rope scaling NaN", tiny(func(gw *gguf.Writer) {
+			gw.Set("llama.rope.scaling.attn_factor", gguf.Of(float32(math.NaN())))
+		}), ErrConfig, "attn_factor"},
 		{"rope dims", tiny(func(gw *gguf.Writer) { gw.Set("llama.rope.dimension_count", gguf.Of(uint32(4))) }), ErrUnsupportedModel, "rope.dimension_count"},
 		{"heads type", tiny(func(gw *gguf.Writer) { gw.Set("llama.attention.head_count", gguf.Of("four")) }), gguf.ErrValue, "head_count"},
 		{"kv heads", tiny(func(gw *gguf.Writer) { gw.Set("llama.attention.head_count_kv", gguf.Of(uint32(3))) }), ErrConfig, "kv heads"},

@@ -125,6 +125,11 @@ type layer struct {
 	// per-head q and k RMS norm weights.
 	bq, bk, bv, bo *runtime.Tensor
 	qNorm, kNorm   *runtime.Tensor
+	// Optional, from GGUF files only (nil when absent): feed-forward
+	// biases, and per-tensor scales ({1}) multiplying each projection's
+	// product as llama.cpp's build_lora_mm/build_ffn do.
+	bGate, bUp, bDown                 *runtime.Tensor
+	sq, sk, sv, so, sGate, sUp, sDown *runtime.Tensor
 }
 
 // Model is a llama-style decoder on one backend. It is not safe for
@@ -136,6 +141,7 @@ type Model struct {
 	strat gallocr.Strategy
 
 	tokEmb, outNorm, output *runtime.Tensor
+	outBias                 *runtime.Tensor // output.bias (qwen2 files), or nil
 	ropeFreqs               *runtime.Tensor // RoPE frequency factors, or nil
 	layers                  []layer
 	wbuf, kvbuf             runtime.Buffer
@@ -420,15 +426,40 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		}
 		return t
 	}
-	rp := runtime.DefaultRopeParams()
-	rp.FreqBase = cfg.RopeBase
+	rp := cfg.ropeParams()
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if cfg.AttnScale != 0 {
+		scale = cfg.AttnScale
+	}
+	// residual scales a block's output before its residual add (granite).
+	residual := func(t *runtime.Tensor) *runtime.Tensor {
+		if cfg.ResidualScale != 0 {
+			t = ctx.Scale(t, cfg.ResidualScale)
+		}
+		return t
+	}
 	dq := int64(cfg.QDim())
-	// proj is w·h plus the bias b when there is one.
-	proj := func(w, b, h *runtime.Tensor) *runtime.Tensor {
+	// proj is w·h, times the scale sc and plus the bias b where there
+	// are (llama.cpp's order for q, k, v and the attention output).
+	proj := func(w, sc, b, h *runtime.Tensor) *runtime.Tensor {
+		y := ctx.MulMat(w, h)
+		if sc != nil {
+			y = ctx.Mul(y, sc)
+		}
+		if b != nil {
+			y = ctx.Add(y, b)
+		}
+		return y
+	}
+	// ffnProj is w·h plus the bias b, times the scale sc (build_ffn's
+	// order: the bias first).
+	ffnProj := func(w, b, sc, h *runtime.Tensor) *runtime.Tensor {
 		y := ctx.MulMat(w, h)
 		if b != nil {
 			y = ctx.Add(y, b)
+		}
+		if sc != nil {
+			y = ctx.Mul(y, sc)
 		}
 		return y
 	}
@@ -447,11 +478,14 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	}
 
 	x := ctx.GetRows(m.tokEmb, s.tokens) // {d, N}
+	if cfg.EmbedScale != 0 {
+		x = ctx.Scale(x, cfg.EmbedScale)
+	}
 	for l, ly := range m.layers {
 		h := ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.attnNorm)
-		q := named(heads(proj(ly.wq, ly.bq, h), ly.qNorm, H, l), "q", l)
-		k := named(heads(proj(ly.wk, ly.bk, h), ly.kNorm, Hkv, l), "k", l)
-		v := named(proj(ly.wv, ly.bv, h), "v", l) // {dkv, N}
+		q := named(heads(proj(ly.wq, ly.sq, ly.bq, h), ly.qNorm, H, l), "q", l)
+		k := named(heads(proj(ly.wk, ly.sk, ly.bk, h), ly.kNorm, Hkv, l), "k", l)
+		v := named(proj(ly.wv, ly.sv, ly.bv, h), "v", l) // {dkv, N}
 
 		// Write this step's keys and values into their cache slots.
 		kSlot := ctx.View1D(ly.k, N*dkv, uint64(nPast)*uint64(dkv)*f32)
@@ -478,17 +512,23 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
 		kqv := ctx.MulMat(V, kq)                                   // {hd, N, H}
 		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), dq, N, 1, 1) // {dq, N}
-		o = proj(ly.wo, ly.bo, o)
-		x = named(ctx.Add(x, o), "attn_out", l)
+		o = proj(ly.wo, ly.so, ly.bo, o)
+		x = named(ctx.Add(x, residual(o)), "attn_out", l)
 
 		h = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), ly.ffnNorm)
-		gate := ctx.SILU(ctx.MulMat(ly.w1, h))
-		up := ctx.MulMat(ly.w3, h)
-		down := ctx.MulMat(ly.w2, ctx.Mul(gate, up))
-		x = named(ctx.Add(x, down), "ffn_out", l)
+		gate := ctx.SILU(ffnProj(ly.w1, ly.bGate, ly.sGate, h))
+		up := ffnProj(ly.w3, ly.bUp, ly.sUp, h)
+		down := ffnProj(ly.w2, ly.bDown, ly.sDown, ctx.Mul(gate, up))
+		x = named(ctx.Add(x, residual(down)), "ffn_out", l)
 	}
 	x = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), m.outNorm)
 	s.logits = ctx.MulMat(m.output, x) // {vocab, N}
+	if m.outBias != nil {
+		s.logits = ctx.Add(s.logits, m.outBias)
+	}
+	if cfg.LogitScale != 0 {
+		s.logits = ctx.Scale(s.logits, 1/cfg.LogitScale)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

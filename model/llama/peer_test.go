@@ -223,14 +223,16 @@ func TestLlamaCppLogits(t *testing.T) {
 // pyModel writes a model file with gguf-py's GGUFWriter, in shapes our
 // writer does not make, with an SPM vocabulary of all 256 byte tokens and
 // alignment 64. argv: PATH SEED ARCH VARIANT (VARIANT "freqs" adds
-// llama 3.1's rope_freqs.weight, factors 1 to 8). Per architecture: llama has one kv
+// llama 3.1's rope_freqs.weight, factors 1 to 8; "linear" linear RoPE
+// scaling by 4; "yarn" YaRN scaling by 4 from a context of 16 with an
+// attention factor of 0.9, "yarnlog" that with a YaRN log multiplier). Per architecture: llama has one kv
 // head, a tied output, RoPE base 5e5 and eps 1e-6; qwen2 has q/k/v
 // biases; qwen3 per-head q/k norms and heads of 32 (queries twice the
 // width); smollm3 four layers (the fourth without RoPE); mistral3 is
 // llama-shaped. Matrices are f16.
 const pyModel = `
 import sys, numpy as np
-from gguf import GGUFWriter, TokenType
+from gguf import GGUFWriter, TokenType, RopeScalingType
 path, seed, arch, variant = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rng = np.random.default_rng(seed)
 V, D, H, KV, L, F, CTX, HD = 259, 64, 4, 2, 2, 160, 128, 16
@@ -244,6 +246,11 @@ w.add_context_length(CTX); w.add_embedding_length(D); w.add_block_count(L); w.ad
 w.add_head_count(H); w.add_head_count_kv(KV); w.add_rope_dimension_count(HD)
 if arch == 'qwen3': w.add_key_length(HD); w.add_value_length(HD)
 w.add_rope_freq_base(base); w.add_layer_norm_rms_eps(eps)
+if variant == 'linear': w.add_rope_scaling_type(RopeScalingType.LINEAR); w.add_rope_scaling_factor(4.0)
+if variant.startswith('yarn'):
+    w.add_rope_scaling_type(RopeScalingType.YARN); w.add_rope_scaling_factor(4.0)
+    w.add_rope_scaling_orig_ctx_len(16); w.add_rope_scaling_attn_factors(0.9)
+if variant == 'yarnlog': w.add_rope_scaling_yarn_log_mul(0.1)
 toks = ['<unk>', '<s>', '</s>'] + ['<0x%02X>' % b for b in range(256)]
 types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
 w.add_tokenizer_model('llama'); w.add_token_list(toks); w.add_token_scores([0.0] * V); w.add_token_types(types)
@@ -290,6 +297,11 @@ func TestPeerWrittenModels(t *testing.T) {
 	}{
 		{"llama", func(c Config) bool { return c.NKVHeads() == 1 && c.RopeBase == 500000 && c.Eps == 1e-6 && !c.RopeFreqs }},
 		{"llama/freqs", func(c Config) bool { return c.RopeFreqs }},
+		{"llama/linear", func(c Config) bool { return c.RopeFreqScale == 0.25 && c.RopeExtFactor == 0 && c.RopeAttnFactor == 1 }},
+		{"qwen2/yarn", func(c Config) bool {
+			return c.RopeFreqScale == 0.25 && c.RopeExtFactor == 1 && c.RopeCtxOrig == 16 && math.Abs(float64(c.RopeAttnFactor)-0.9) < 1e-6
+		}},
+		{"llama/yarnlog", func(c Config) bool { return c.RopeExtFactor == 1 && math.Abs(float64(c.RopeAttnFactor)-0.9) < 1e-6 }},
 		{"qwen2", func(c Config) bool { return c.QKVBias && c.RopeMode == runtime.RopeNeoX && c.RopeBase == 1e6 }},
 		{"qwen3", func(c Config) bool {
 			return c.QKNorm && !c.QKVBias && c.HeadDim() == 32 && c.QDim() == 128 && c.RopeMode == runtime.RopeNeoX
@@ -349,5 +361,84 @@ func TestPeerWrittenModels(t *testing.T) {
 				t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
 			}
 		})
+	}
+}
+
+// archsPeerFiles are the test-llama-archs models (random weights, the
+// tensors and keys llama.cpp 0.7.0's model saver writes for each
+// architecture: biases, per-tensor scales, RoPE factors, a reranker head)
+// of the architectures gogml runs.
+var archsPeerFiles = []string{"llama-dense", "mistral3-dense", "qwen2-dense", "qwen3-dense", "smollm3-dense",
+	"exaone-dense", "nanbeige-dense", "internlm2-dense", "xverse-dense", "granite-dense"}
+
+// TestLlamaArchsFiles writes test-llama-archs' own model files (-o) for
+// the architectures gogml runs and compares gogml's logits on them with
+// llama.cpp's: NMSE <= 1e-10 at every prompt position (f32 files agree to
+// ~1e-13; with these small random weights a wrong RoPE mode moves the
+// logits by only ~1e-7) and the same 16 greedy tokens.
+func TestLlamaArchsFiles(t *testing.T) {
+	peer := llamaPeer(t)
+	root := os.Getenv("GOGML_PEER_ROOT")
+	libs := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
+	bin := filepath.Join(root, "usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-llama-archs")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("SKIP: %v: test-llama-archs comparison not run", err)
+	}
+	dir := t.TempDir()
+	var archs []string
+	for _, f := range archsPeerFiles {
+		archs = append(archs, strings.TrimSuffix(f, "-dense"))
+	}
+	cmd := exec.Command(filepath.Join(libs, "ld-linux-x86-64.so.2"), "--library-path", libs+":"+filepath.Join(libs, "llama"),
+		bin, "-a", "^("+strings.Join(archs, "|")+")$", "-o", dir, "-s", "1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("test-llama-archs -o: %v\n%s", err, out)
+	}
+	for _, name := range archsPeerFiles {
+		t.Run(name, func(t *testing.T) {
+			comparePeerFile(t, peer, filepath.Join(dir, name+".gguf"), []int32{1, 7, 42, 3, 100, 9}, 16, 1e-10)
+		})
+	}
+}
+
+// comparePeerFile runs the prompt and ngen greedy steps through gogml and
+// llama.cpp on the file: the prompt logits agree to NMSE <= bound and the
+// greedy tokens are the same.
+func comparePeerFile(t *testing.T, peer func(string, bool, string, int, []int32) peerRun, path string, prompt []int32, ngen int, bound float64) {
+	t.Helper()
+	be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+	defer be.Close()
+	m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, Ctx: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	logits, err := m.Eval(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Config().Vocab
+	gen := []int32{int32(Argmax(logits[len(logits)-V:]))}
+	for len(gen) < ngen {
+		row, err := m.Eval(gen[len(gen)-1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen = append(gen, int32(Argmax(row)))
+	}
+	ref := peer(path, false, "f32", ngen, prompt)
+	if len(ref.rows) != len(prompt) {
+		t.Fatalf("llama.cpp printed %d rows", len(ref.rows))
+	}
+	var worst float64
+	for p := range prompt {
+		worst = math.Max(worst, nmse(logits[p*V:(p+1)*V], ref.rows[p]))
+	}
+	t.Logf("%s: prompt logits NMSE vs llama.cpp: %.3g; greedy tokens same for %d of %d steps", filepath.Base(path), worst, firstDiff(gen, ref.gen), ngen)
+	if worst > bound || math.IsNaN(worst) {
+		t.Errorf("prompt logits NMSE %.3g > %g", worst, bound)
+	}
+	if fmt.Sprint(gen) != fmt.Sprint(ref.gen) {
+		t.Errorf("greedy tokens differ:\n gogml     %v\n llama.cpp %v", gen, ref.gen)
 	}
 }

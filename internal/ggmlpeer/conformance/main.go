@@ -71,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if o.check {
+		o.archs = withClaimedArchs(o.archs, splitList(o.backends))
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -121,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.check {
-		return checkClaims(cols, ops)
+		return checkClaims(cols, ops, splitList(o.archs))
 	}
 	return nil
 }
@@ -545,8 +548,10 @@ func escape(s string) string {
 }
 
 // checkClaims reports every claimed op among ops that did not pass every
-// case, including one that was not run (-budget) or not found.
-func checkClaims(cols []column, ops []string) error {
+// case, including one that was not run (-budget) or not found, and every
+// claimed test-llama-archs row (ClaimedArchs) of an architecture among
+// archs that is not OK or missing.
+func checkClaims(cols []column, ops, archs []string) error {
 	var bad []string
 	for _, c := range cols {
 		for _, op := range ggmlpeer.Claimed[c.backend] {
@@ -563,9 +568,43 @@ func checkClaims(cols []column, ops []string) error {
 			}
 		}
 	}
+	for _, c := range cols {
+	claims:
+		for _, claim := range ggmlpeer.ClaimedArchs[c.backend] {
+			arch, config, _ := strings.Cut(claim, "/")
+			if !slices.Contains(archs, arch) {
+				continue
+			}
+			for _, r := range c.archRows[arch] {
+				if r.Config == config {
+					if !r.OK() {
+						bad = append(bad, fmt.Sprintf("%s test-llama-archs %s: %v %v", c.backend, claim, r.Status, r.Detail))
+					}
+					continue claims
+				}
+			}
+			bad = append(bad, fmt.Sprintf("%s test-llama-archs %s: no row (%s)", c.backend, claim, c.archNotes[arch]))
+		}
+	}
 	if len(bad) > 0 {
 		slices.Sort(bad)
-		return fmt.Errorf("claimed ops that are not clean:\n  %s", strings.Join(bad, "\n  "))
+		return fmt.Errorf("claimed ops or test-llama-archs rows that are not clean:\n  %s", strings.Join(bad, "\n  "))
 	}
 	return nil
+}
+
+// withClaimedArchs adds to the comma-separated archs every architecture
+// of a row ClaimedArchs claims for one of the backends, so that -check
+// judges each claimed row.
+func withClaimedArchs(archs string, backends []string) string {
+	list := splitList(archs)
+	for _, b := range backends {
+		for _, claim := range ggmlpeer.ClaimedArchs[b] {
+			arch, _, _ := strings.Cut(claim, "/")
+			if !slices.Contains(list, arch) {
+				list = append(list, arch)
+			}
+		}
+	}
+	return strings.Join(list, ",")
 }

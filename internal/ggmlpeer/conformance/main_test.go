@@ -40,19 +40,58 @@ func TestCheckClaims(t *testing.T) {
 	op := ggmlpeer.Claimed["cpu"][0]
 	clean := column{backend: "cpu", results: map[string]*ggmlpeer.OpResult{op: {Op: op, Passed: 1}}}
 	ops := []string{op}
-	if err := checkClaims([]column{clean}, ops); err != nil {
+	if err := checkClaims([]column{clean}, ops, nil); err != nil {
 		t.Fatalf("clean claimed op reported: %v", err)
 	}
 	bad := column{backend: "cpu", results: map[string]*ggmlpeer.OpResult{op: {Op: op, Passed: 1, Failed: 1}}, notes: map[string]string{}}
-	if err := checkClaims([]column{bad}, ops); err == nil || !strings.Contains(err.Error(), op) {
+	if err := checkClaims([]column{bad}, ops, nil); err == nil || !strings.Contains(err.Error(), op) {
 		t.Fatalf("failing claimed op not reported: %v", err)
 	}
 	notRun := column{backend: "cpu", results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{op: "not run: -budget 1m0s spent"}}
-	if err := checkClaims([]column{notRun}, ops); err == nil || !strings.Contains(err.Error(), "not run") {
+	if err := checkClaims([]column{notRun}, ops, nil); err == nil || !strings.Contains(err.Error(), "not run") {
 		t.Fatalf("claimed op not run not reported: %v", err)
 	}
-	if err := checkClaims([]column{notRun}, nil); err != nil {
+	if err := checkClaims([]column{notRun}, nil, nil); err != nil {
 		t.Fatalf("claimed op outside -ops reported: %v", err)
+	}
+}
+
+// TestCheckClaimedArchs: a claimed test-llama-archs row of a run
+// architecture must be there and OK.
+func TestCheckClaimedArchs(t *testing.T) {
+	claim := ggmlpeer.ClaimedArchs["cpu"][0]
+	arch, config, _ := strings.Cut(claim, "/")
+	row := func(status string) column {
+		return column{backend: "cpu", results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{}, archNotes: map[string]string{},
+			archRows: map[string][]ggmlpeer.ArchRow{arch: {{Arch: arch, Config: config, Status: []string{status, "OK"}}}}}
+	}
+	if err := checkClaims([]column{row("OK")}, nil, []string{arch}); err != nil {
+		t.Fatalf("OK claimed row reported: %v", err)
+	}
+	if err := checkClaims([]column{row("FAIL")}, nil, []string{arch}); err == nil || !strings.Contains(err.Error(), claim) {
+		t.Fatalf("failing claimed row not reported: %v", err)
+	}
+	missing := column{backend: "cpu", archRows: map[string][]ggmlpeer.ArchRow{}, archNotes: map[string]string{arch: "timed out"}}
+	if err := checkClaims([]column{missing}, nil, []string{arch}); err == nil || !strings.Contains(err.Error(), "no row") {
+		t.Fatalf("missing claimed row not reported: %v", err)
+	}
+	if err := checkClaims([]column{missing}, nil, nil); err != nil {
+		t.Fatalf("claimed row of an architecture not run reported: %v", err)
+	}
+	if got := withClaimedArchs("llama", []string{"cpu"}); !strings.HasPrefix(got, "llama,") || !strings.Contains(got, ","+arch) && arch != "llama" {
+		t.Fatalf("withClaimedArchs = %q", got)
+	}
+}
+
+// TestCIArchsAreClaimed keeps CI from asserting a test-llama-archs row no
+// full run has seen pass.
+func TestCIArchsAreClaimed(t *testing.T) {
+	for backend, rows := range ggmlpeer.CIArchs {
+		for _, r := range rows {
+			if !slices.Contains(ggmlpeer.ClaimedArchs[backend], r) {
+				t.Errorf("%s: CI row %s is not claimed", backend, r)
+			}
+		}
 	}
 }
 
