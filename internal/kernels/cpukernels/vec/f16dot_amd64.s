@@ -1,14 +1,13 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "next4_amd64.h"
 
 // f16 weight rows times a float32 activation row (see f16dot.go): the
 // halves are widened by VCVTPH2PS straight from memory and accumulated
 // with FMA, four rows per load of the activations, two accumulators per
-// row (16 or 8 lanes each) so that the FMA latency is covered. Each row
-// is prefetched F16PFD bytes ahead.
-
-#define F16PFD 512
+// row (16 or 8 lanes each) so that the FMA latency is covered. The
+// AVX-512 loop prefetches the next four rows (next4_amd64.h).
 
 // F16STEP512: acc0/acc1 += the 32 halves at ptr times Z0/Z1.
 #define F16STEP512(ptr, t0, t1, acc0, acc1) \
@@ -47,11 +46,9 @@ TEXT ·dotF16x4AVX512(SB), NOSPLIT, $0-40
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	NEXT4SETUP
 f16x4loop512:
-	PREFETCHT0 F16PFD(SI)
-	PREFETCHT0 F16PFD(R8)
-	PREFETCHT0 F16PFD(R9)
-	PREFETCHT0 F16PFD(R10)
+	NEXT4PF
 	VMOVUPS (DX), Z0
 	VMOVUPS 64(DX), Z1
 	F16STEP512(SI, Z12, Z13, Z4, Z5)
@@ -62,6 +59,8 @@ f16x4loop512:
 	ADDQ $64, R8
 	ADDQ $64, R9
 	ADDQ $64, R10
+	ADDQ $64, R12
+	ADDQ $64, R13
 	ADDQ $128, DX
 	DECQ CX
 	JNZ  f16x4loop512
