@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type runOptions struct {
 	devices  string
 	split    string
 	samp     sampleFlags
+	cpuProf  string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
@@ -73,6 +75,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.cfg.Ctx, "ctx", o.cfg.Ctx, "context length (KV cache slots)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress line on stderr")
 	fs.BoolVar(&o.perToken, "per-token", true, "print each generated token's time")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile of the prompt and generation to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return nil, usageErr(err)
 	}
@@ -223,6 +226,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	total := o.n
 	progress := false
 	showProgress := !o.quiet && isTerminal(stderr)
+	if o.cpuProf != "" {
+		stop, err := startCPUProfile(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	res, err := m.GenerateWith(prompt, o.n, smp, func(s llama.Step) {
 		if progress {
 			fmt.Fprint(stderr, "\r\033[K") // clear the progress line before printing
@@ -284,4 +294,18 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// startCPUProfile starts a Go CPU profile written to path; the returned
+// function stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

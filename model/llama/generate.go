@@ -44,8 +44,9 @@ type Step struct {
 type Result struct {
 	// Generated holds the n picked tokens.
 	Generated []int32
-	// Logits is the checksum over every logits row produced: all prompt
-	// positions, then one row per generated token that was evaluated.
+	// Logits is the checksum over every logits row produced: the
+	// prompt's last position (Model.EvalLast), then one row per generated
+	// token that was evaluated.
 	Logits Checksum
 	// PromptTime is the prompt's Eval; TokenTimes the single-token Evals.
 	PromptTime time.Duration
@@ -115,7 +116,7 @@ func (m *Model) GenerateWith(prompt []int32, n int, s Sampler, onStep func(Step)
 	batch := prompt
 	for i := 0; i < n || i == 0; i++ {
 		t0 := time.Now()
-		logits, err := m.Eval(batch)
+		logits, err := m.EvalLast(batch)
 		dt := time.Since(t0)
 		if err != nil {
 			return r, err

@@ -159,7 +159,30 @@ type Model struct {
 	reserved int // largest reserved batch, 0: none
 	stats    MemoryStats
 	last     Phases
+
+	// Built graphs kept for reuse (single backend only), by shape; the
+	// step last placed by the graph allocator; the logits' bytes.
+	steps     map[stepKey]*step
+	allocated *step
+	lbuf      []byte
 }
+
+// stepKey is the shape of a reusable graph: n new tokens attending over
+// the first t cache slots, the logits of every row or of the last only.
+type stepKey struct {
+	n, t int
+	last bool
+}
+
+// maxSteps bounds the graphs a Model keeps (decode uses one per
+// attention window, a prompt one more).
+const maxSteps = 8
+
+// attnPad is the attention window's granule at single-token steps: a
+// decode graph attends over the cache rounded up to a multiple of it (the
+// slots past the current token masked to -inf), so one graph serves
+// attnPad consecutive tokens, as llama.cpp pads its KV window to 256.
+const attnPad = 256
 
 // Phases split one Eval's wall time: building the graph (and checking the
 // backend supports it), placing it with the graph allocator, uploading
@@ -236,6 +259,7 @@ func (m *Model) Reset() { m.nPast = 0 }
 // Close frees every buffer of the model.
 func (m *Model) Close() error {
 	var errs []error
+	m.steps, m.allocated = nil, nil
 	if m.alloc != nil {
 		m.alloc.Free()
 		m.alloc = nil
@@ -391,26 +415,53 @@ func (m *Model) allocKV() error {
 	return nil
 }
 
-// step is one built graph and its input and output tensors.
+// step is one built graph and its input and output tensors. The tensors
+// that depend on where the new tokens go in the cache (the slot views
+// their keys and values are copied into, the copies themselves, the
+// causal masks) are listed so that bind can move them to another position
+// without building the graph again.
 type step struct {
+	key         stepKey
 	g           *runtime.Graph
 	tokens, pos *runtime.Tensor
 	logits      *runtime.Tensor
+	// kSlots/vSlots: per layer, the views of the cache slots and the CPY
+	// nodes writing them (both views of the cache); masks: the
+	// DIAG_MASK_INF nodes. bound is the position they point at.
+	kSlots, vSlots []*runtime.Tensor
+	masks          []*runtime.Tensor
+	bound          int
+}
+
+// window is the number of cache slots a batch of n tokens after nPast
+// attends over: exactly nPast+n for a batch, rounded up to attnPad (at
+// most the context) for one token.
+func (m *Model) window(n, nPast int) int {
+	t := nPast + n
+	if n == 1 {
+		t = min(m.cfg.Ctx, (t+attnPad-1)/attnPad*attnPad)
+	}
+	return t
 }
 
 // build makes the graph that evaluates n tokens at positions nPast..:
 // it writes their keys and values into the cache (views of the slots, Cpy
-// into them) and attends over the first nPast+n cached tokens.
-func (m *Model) build(n, nPast int) (*step, error) {
+// into them) and attends over the first T cached slots, T =
+// m.window(n, nPast) (the causal mask hides the slots after each token).
+// With last set, only the last token's logits are computed: after the
+// last layer's attention the batch narrows to its last row, as llama.cpp
+// computes only the outputs it is asked for.
+func (m *Model) build(n, nPast int, last bool) (*step, error) {
 	cfg := m.cfg
 	ctx := runtime.NewContext()
 	g := runtime.NewGraph()
-	N, T := int64(n), int64(nPast+n)
+	tw := m.window(n, nPast)
+	N, T := int64(n), int64(tw)
 	H, hd := int64(cfg.Heads), int64(cfg.HeadDim())
 	Hkv, dkv := int64(cfg.NKVHeads()), int64(cfg.KVDim())
 	const f32 = 4
 
-	s := &step{g: g}
+	s := &step{key: stepKey{n, tw, last}, g: g, bound: nPast}
 	s.tokens = ctx.NewTensor1D(runtime.TypeI32, N)
 	s.pos = ctx.NewTensor1D(runtime.TypeI32, N)
 	if ctx.Err() != nil {
@@ -476,6 +527,13 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		}
 		return t
 	}
+	// lastRow narrows {w, N} to its last row {w, 1}.
+	lastRow := func(t *runtime.Tensor) *runtime.Tensor {
+		if t == nil {
+			return nil
+		}
+		return ctx.View2D(t, t.Ne[0], 1, t.Nb[1], uint64(N-1)*t.Nb[1])
+	}
 
 	x := ctx.GetRows(m.tokEmb, s.tokens) // {d, N}
 	if cfg.EmbedScale != 0 {
@@ -495,6 +553,8 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		s.kSlots = append(s.kSlots, kSlot, cpyK)
+		s.vSlots = append(s.vSlots, vSlot, cpyV)
 		if err := g.BuildForwardExpand(cpyK); err != nil {
 			return nil, err
 		}
@@ -502,16 +562,20 @@ func (m *Model) build(n, nPast int) (*step, error) {
 			return nil, err
 		}
 
-		// Attend over the first nPast+n cached tokens; with fewer kv heads
+		// Attend over the first T cached slots; with fewer kv heads
 		// MulMat broadcasts each over Heads/KVHeads query heads.
 		Q := ctx.Permute(q, 0, 2, 1, 3)                                                           // {hd, N, H}
 		K := ctx.View3D(ly.k, hd, T, Hkv, uint64(dkv)*f32, uint64(hd)*f32, 0)                     // {hd, T, Hkv}
 		V := ctx.View3D(ly.v, T, hd, Hkv, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, Hkv}
 		kq := named(ctx.MulMat(K, Q), "kq", l)                                                    // {T, N, H}
 		kq = ctx.DiagMaskInf(kq, nPast)
+		s.masks = append(s.masks, kq)
 		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
 		kqv := ctx.MulMat(V, kq)                                   // {hd, N, H}
 		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), dq, N, 1, 1) // {dq, N}
+		if last && N > 1 && l == len(m.layers)-1 {
+			o, x = lastRow(o), lastRow(x)
+		}
 		o = proj(ly.wo, ly.so, ly.bo, o)
 		x = named(ctx.Add(x, residual(o)), "attn_out", l)
 
@@ -522,7 +586,7 @@ func (m *Model) build(n, nPast int) (*step, error) {
 		x = named(ctx.Add(x, residual(down)), "ffn_out", l)
 	}
 	x = ctx.Mul(ctx.RMSNorm(x, cfg.Eps), m.outNorm)
-	s.logits = ctx.MulMat(m.output, x) // {vocab, N}
+	s.logits = ctx.MulMat(m.output, x) // {vocab, N} or {vocab, 1}
 	if m.outBias != nil {
 		s.logits = ctx.Add(s.logits, m.outBias)
 	}
@@ -546,6 +610,63 @@ func (m *Model) build(n, nPast int) (*step, error) {
 	return s, nil
 }
 
+// bind points a built step at cache position nPast: its slot views and
+// copies move to the slots of positions nPast.., its causal masks start
+// at nPast. The graph keeps its shape, so its allocation stays valid.
+func (s *step) bind(m *Model, nPast int) error {
+	n, _ := s.key.n, s.key.t
+	if nPast < 0 || nPast+n > s.key.t {
+		return fmt.Errorf("llama: a graph for %d tokens over %d slots cannot start at %d: %w", n, s.key.t, nPast, ErrContextFull)
+	}
+	if nPast == s.bound {
+		return nil
+	}
+	const f32 = 4
+	kOff := uint64(nPast) * uint64(m.cfg.KVDim()) * f32
+	vOff := uint64(nPast) * f32
+	for _, t := range s.kSlots {
+		if err := moveView(t, kOff); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.vSlots {
+		if err := moveView(t, vOff); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.masks {
+		t.SetOpParamI32(0, int32(nPast))
+	}
+	s.bound = nPast
+	return nil
+}
+
+// moveView moves view t to offs bytes into its base (ViewOffs, the VIEW
+// op's offset parameters, and its place when it is allocated), checking
+// that it stays inside the base.
+func moveView(t *runtime.Tensor, offs uint64) error {
+	base := t.ViewSrc
+	if base == nil {
+		return fmt.Errorf("llama: tensor %q is not a view: %w", t.Name, runtime.ErrView)
+	}
+	if n, bn := t.NBytes(), base.NBytes(); offs > bn || n > bn-offs {
+		return fmt.Errorf("llama: view %q: %d bytes at offset %d outside %q of %d bytes: %w", t.Name, n, offs, base.Name, bn, runtime.ErrView)
+	}
+	t.ViewOffs = offs
+	if t.Op == runtime.OpView {
+		t.OpParams[0] = int32(uint32(offs))
+		t.OpParams[1] = int32(uint32(offs >> 32))
+	}
+	if t.Buffer != nil && base.Buffer != nil {
+		t.Buffer, t.Offset = base.Buffer, base.Offset+offs
+		if err := t.Buffer.InitTensor(t); err != nil {
+			t.Buffer, t.Offset = nil, 0
+			return fmt.Errorf("llama: view %q: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
 // Reserve sizes the compute buffer for batches of up to maxBatch tokens
 // anywhere in the context: it plans the largest such graph (maxBatch new
 // tokens ending at the last cache position), so every later Eval with at
@@ -554,10 +675,13 @@ func (m *Model) Reserve(maxBatch int) error {
 	if maxBatch < 1 || maxBatch > m.cfg.Ctx {
 		return fmt.Errorf("llama: reserve batch %d outside 1..%d: %w", maxBatch, m.cfg.Ctx, ErrContextFull)
 	}
-	s, err := m.build(maxBatch, m.cfg.Ctx-maxBatch)
+	s, err := m.build(maxBatch, m.cfg.Ctx-maxBatch, false)
 	if err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
 	}
+	// The reserve may replace the compute buffer: the kept graphs are
+	// placed again before their next run.
+	m.allocated = nil
 	if m.sch != nil {
 		return m.reserveMulti(s, maxBatch)
 	}
@@ -583,7 +707,37 @@ func (m *Model) Reserve(maxBatch int) error {
 // Eval runs tokens (appended after the cached ones) through the model and
 // returns their logits: len(tokens) rows of Vocab values. A batch larger
 // than the reserved one reserves again first.
-func (m *Model) Eval(tokens []int32) ([]float32, error) {
+func (m *Model) Eval(tokens []int32) ([]float32, error) { return m.eval(tokens, false) }
+
+// EvalLast is Eval returning the last token's logits only (Vocab values),
+// computed for that token alone after the last layer's attention: what a
+// generation needs, at a fraction of a long prompt's cost. The values
+// equal the last row of Eval's up to the order of float sums.
+func (m *Model) EvalLast(tokens []int32) ([]float32, error) { return m.eval(tokens, true) }
+
+// step returns the graph for n tokens after nPast, bound to nPast: a kept
+// one of that shape, or a new one (kept on one backend; over several the
+// scheduler splits each graph, so it is built each time).
+func (m *Model) step(n, nPast int, last bool) (*step, error) {
+	if m.sch != nil {
+		return m.build(n, nPast, last)
+	}
+	key := stepKey{n, m.window(n, nPast), last}
+	if s, ok := m.steps[key]; ok {
+		return s, s.bind(m, nPast)
+	}
+	s, err := m.build(n, nPast, last)
+	if err != nil {
+		return nil, err
+	}
+	if m.steps == nil || len(m.steps) >= maxSteps {
+		m.steps = make(map[stepKey]*step)
+	}
+	m.steps[key] = s
+	return s, nil
+}
+
+func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	n := len(tokens)
 	if n == 0 {
 		return nil, fmt.Errorf("llama: eval: no tokens: %w", runtime.ErrShape)
@@ -603,29 +757,36 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	}
 	var ph Phases
 	t0 := time.Now()
-	s, err := m.build(n, m.nPast)
+	s, err := m.step(n, m.nPast, last)
 	if err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
 	t1 := time.Now()
 	ph.Build = t1.Sub(t0)
-	if m.sch != nil {
+	switch {
+	case m.sch != nil:
 		err = m.sch.AllocGraph(s.g)
-	} else {
-		err = m.alloc.AllocGraph(s.g)
+	case s != m.allocated:
+		// A graph keeps its places while no other graph is placed in
+		// between (the allocator's buffers stay, and so does the plan's
+		// layout for this graph's nodes).
+		m.allocated = nil
+		if err = m.alloc.AllocGraph(s.g); err == nil {
+			m.allocated = s
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
 	t2 := time.Now()
 	ph.Alloc = t2.Sub(t1)
-	tb := make([]byte, 4*n)
-	pb := make([]byte, 4*n)
+	tb := make([]byte, 8*n)
+	pb := tb[4*n:]
 	for i, t := range tokens {
 		binary.LittleEndian.PutUint32(tb[4*i:], uint32(t))
 		binary.LittleEndian.PutUint32(pb[4*i:], uint32(m.nPast+i))
 	}
-	if err := runtime.SetTensorData(s.tokens, tb, 0); err != nil {
+	if err := runtime.SetTensorData(s.tokens, tb[:4*n], 0); err != nil {
 		return nil, fmt.Errorf("llama: eval: %w", err)
 	}
 	if err := runtime.SetTensorData(s.pos, pb, 0); err != nil {
@@ -646,7 +807,17 @@ func (m *Model) Eval(tokens []int32) ([]float32, error) {
 	}
 	t3 := time.Now()
 	ph.Compute = t3.Sub(t2)
-	lb := make([]byte, s.logits.NBytes())
+	// The bytes of one row's logits (or a few) are kept between calls; a
+	// large batch's all-rows logits get bytes of their own.
+	nb := s.logits.NBytes()
+	lb := m.lbuf
+	if uint64(cap(lb)) < nb {
+		lb = make([]byte, nb)
+		if nb <= 1<<20 {
+			m.lbuf = lb
+		}
+	}
+	lb = lb[:nb]
 	if err := runtime.GetTensorData(s.logits, lb, 0); err != nil {
 		return nil, fmt.Errorf("llama: read logits: %w", err)
 	}

@@ -25,12 +25,14 @@ TEXT ·dotF16x4AVX512(SB), NOSPLIT, $0-40
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	LEAQ   (R10)(DI*1), R12
+	LEAQ   (R12)(DI*2), R13
 
 f16x4loop512:
-	PREFETCHT0    512(SI)
-	PREFETCHT0    512(R8)
-	PREFETCHT0    512(R9)
-	PREFETCHT0    512(R10)
+	PREFETCHT0    (R12)
+	PREFETCHT0    (R12)(DI*1)
+	PREFETCHT0    (R13)
+	PREFETCHT0    (R13)(DI*1)
 	VMOVUPS       (DX), Z0
 	VMOVUPS       64(DX), Z1
 	VCVTPH2PS     (SI), Z12
@@ -53,6 +55,8 @@ f16x4loop512:
 	ADDQ          $+64, R8
 	ADDQ          $+64, R9
 	ADDQ          $+64, R10
+	ADDQ          $+64, R12
+	ADDQ          $+64, R13
 	ADDQ          $+128, DX
 	DECQ          CX
 	JNZ           f16x4loop512

@@ -19,11 +19,6 @@ func genF16Dot(c *build.Context) {
 	f16Dot(c, "dotF16x1AVX2", avx2, 1)
 }
 
-// f16PrefetchDist is how far ahead of each weight row the four-row
-// AVX-512 kernel prefetches, in bytes (the AVX2 kernels, half as wide, do
-// not prefetch).
-const f16PrefetchDist = 512
-
 // f16Dot writes one kernel: the halves of each row are widened by
 // VCVTPH2PS straight from memory and accumulated with FMA against the
 // activations in V0, V1, two accumulators per row (V4+2r, V5+2r) so that
@@ -55,12 +50,26 @@ func f16Dot(c *build.Context, name string, lv level, rows int) {
 	// Temporaries: pairs of registers from V12 up, shared by rows when
 	// the level has too few (AVX2: two pairs for four rows).
 	pairs := (len(v) - 12) / 2
+	// The four-row AVX-512 kernel prefetches, at each step, the same place
+	// in the next four rows (those of the next call over a tile of rows):
+	// a decode product streams its weights from memory, and prefetching a
+	// fixed distance ahead in the call's own rows left the rows each call
+	// starts on cold (3-4x the time with weights beyond the cache; see
+	// next4_amd64.h for the quantized kernels). R12 and R13 point at rows
+	// 4 and 6 below; prefetches never fault, so rows past the last are
+	// harmless. The AVX2 kernels, half as wide, do not prefetch.
+	next4 := rows == 4 && lv.bytes == 64
+	if next4 {
+		c.LEAQ(idx(reg.R10, 0, reg.RDI, 1), reg.R12)
+		c.LEAQ(idx(reg.R12, 0, reg.RDI, 2), reg.R13)
+	}
 	loop := fmt.Sprintf("f16x%dloop%d", rows, lv.bytes*8)
 	c.Label(loop)
-	if rows == 4 && lv.bytes == 64 {
-		for _, r := range rowReg {
-			c.PREFETCHT0(at(r, f16PrefetchDist))
-		}
+	if next4 {
+		c.PREFETCHT0(at(reg.R12, 0))
+		c.PREFETCHT0(idx(reg.R12, 0, reg.RDI, 1))
+		c.PREFETCHT0(at(reg.R13, 0))
+		c.PREFETCHT0(idx(reg.R13, 0, reg.RDI, 1))
 	}
 	c.VMOVUPS(at(reg.RDX, 0), v[0])
 	c.VMOVUPS(at(reg.RDX, lv.bytes), v[1])
@@ -73,6 +82,10 @@ func f16Dot(c *build.Context, name string, lv level, rows int) {
 	}
 	for _, p := range rowReg {
 		c.ADDQ(operand.I32(lv.bytes), p)
+	}
+	if next4 {
+		c.ADDQ(operand.I32(lv.bytes), reg.R12)
+		c.ADDQ(operand.I32(lv.bytes), reg.R13)
 	}
 	c.ADDQ(operand.I32(2*lv.bytes), reg.RDX)
 	c.DECQ(reg.RCX)
