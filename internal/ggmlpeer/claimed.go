@@ -8,16 +8,17 @@ package ggmlpeer
 // all its cases; the cpu list is from the run of 2026-12-02 00:34 UTC that
 // wrote docs/ggml-conformance.md, where all 11629 judged cases passed (an op
 // cut short by the time limit, such as MUL_MAT, is not claimed), and the
-// opengl list from the run of 2026-12-01 21:50 UTC. ROPE joined the cpu
-// list from a run of that op alone without a time limit (2026-12-02 01:28
-// UTC: 470 of 470 cases passed).
+// opengl list from the run of 2026-12-01 21:50 UTC. ROPE and
+// FLASH_ATTN_EXT joined the cpu list from runs of each op alone with no
+// time limit short of their end (2026-12-02 01:28 UTC: ROPE 470 of 470
+// cases passed; 02:07 UTC: FLASH_ATTN_EXT 5343 of 5343).
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
 		"CONCAT", "CONT", "CONV_2D", "CONV_2D_DW", "CONV_3D", "CONV_TRANSPOSE_1D", "CONV_TRANSPOSE_2D",
 		"COS", "COUNT_EQUAL", "CPY", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM", "DIAG",
 		"DIAG_MASK_INF", "DIV", "DSV4_HC_COMB", "DSV4_HC_POST", "DSV4_HC_PRE", "DUP", "ELU", "EXP",
-		"EXPM1", "FILL", "FLOOR", "GATED_DELTA_NET", "GATED_LINEAR_ATTN", "GEGLU", "GEGLU_ERF",
+		"EXPM1", "FILL", "FLASH_ATTN_EXT", "FLOOR", "GATED_DELTA_NET", "GATED_LINEAR_ATTN", "GEGLU", "GEGLU_ERF",
 		"GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK", "GET_ROWS", "GET_ROWS_BACK", "GROUP_NORM",
 		"HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D", "L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL",
 		"NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "OUT_PROD", "PAD", "PAD_REFLECT_1D", "POOL_1D",
