@@ -8,10 +8,11 @@ package ggmlpeer
 // all its cases; the cpu list is from the run of 2026-12-02 00:34 UTC that
 // wrote docs/ggml-conformance.md, where all 11629 judged cases passed (an op
 // cut short by the time limit, such as MUL_MAT, is not claimed), and the
-// opengl list from the run of 2026-12-01 21:50 UTC. ROPE and
-// FLASH_ATTN_EXT joined the cpu list from runs of each op alone with no
-// time limit short of their end (2026-12-02 01:28 UTC: ROPE 470 of 470
-// cases passed; 02:07 UTC: FLASH_ATTN_EXT 5343 of 5343).
+// opengl list from the run of 2026-12-01 21:50 UTC. ROPE, FLASH_ATTN_EXT
+// and LIGHTNING_INDEXER joined the cpu list from runs of each op alone with
+// no time limit short of their end (2026-12-02 01:28 UTC: ROPE 470 of 470
+// cases passed; 02:07 UTC: FLASH_ATTN_EXT 5343 of 5343; 02:18 UTC:
+// LIGHTNING_INDEXER 210 of 210).
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
@@ -20,7 +21,7 @@ var Claimed = map[string][]string{
 		"DIAG_MASK_INF", "DIV", "DSV4_HC_COMB", "DSV4_HC_POST", "DSV4_HC_PRE", "DUP", "ELU", "EXP",
 		"EXPM1", "FILL", "FLASH_ATTN_EXT", "FLOOR", "GATED_DELTA_NET", "GATED_LINEAR_ATTN", "GEGLU", "GEGLU_ERF",
 		"GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK", "GET_ROWS", "GET_ROWS_BACK", "GROUP_NORM",
-		"HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D", "L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL",
+		"HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D", "L2_NORM", "LEAKY_RELU", "LIGHTNING_INDEXER", "LOG", "MEAN", "MUL",
 		"NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "OUT_PROD", "PAD", "PAD_REFLECT_1D", "POOL_1D",
 		"POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL",
 		"ROPE", "ROPE_BACK", "ROUND", "RWKV_WKV6", "RWKV_WKV7", "SCALE", "SET", "SET_ROWS", "SGN", "SIGMOID",
