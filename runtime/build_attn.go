@@ -89,6 +89,21 @@ func (c *Context) FlashAttnExtAddSinks(t, sinks *Tensor) *Tensor {
 	return t
 }
 
+// FlashAttnBack stands for ggml_flash_attn_back (the gradients of q, k and v
+// of an attention given the result's gradient d). ggml 0.27.0's builder
+// aborts on every call ("TODO: adapt to ggml_flash_attn_ext() changes"):
+// the op belonged to the removed ggml_flash_attn, and its layout does not
+// match FLASH_ATTN_EXT's. gogml defines no semantics ggml has not, so
+// FlashAttnBack always fails: it records an error wrapping ErrUnsupported
+// in the context and returns nil.
+func (c *Context) FlashAttnBack(q, k, v, d *Tensor, masked bool) *Tensor {
+	if !c.ok(q, k, v, d) {
+		return nil
+	}
+	return c.opErr(OpFlashAttnBack, ErrUnsupported,
+		"ggml 0.27.0 aborts on ggml_flash_attn_back (not adapted to FLASH_ATTN_EXT); gogml does not define it either", q, k, v, d)
+}
+
 // MulMatId multiplies by per-token experts (ggml_mul_mat_id): as holds one
 // matrix per expert {k, rows, n_expert}, b the activations {k, n_b,
 // n_tokens} and ids (i32 {n_used, n_tokens}) the experts; result row

@@ -185,6 +185,9 @@ func TestBuildErrors(t *testing.T) {
 		{"unary op", func(c *Context) *Tensor { return c.Unary(f32(c, 4), UnaryCount) }, ErrUnknownOp, "UNARY"},
 		{"silu_back", func(c *Context) *Tensor { return c.SiluBack(f32(c, 4), f32(c, 5)) }, ErrShape, "SILU_BACK"},
 		{"rms_norm_back", func(c *Context) *Tensor { return c.RMSNormBack(f32(c, 4), f32(c, 5), 1e-5) }, ErrShape, "RMS_NORM_BACK"},
+		{"flash_attn_back (ggml aborts)", func(c *Context) *Tensor {
+			return c.FlashAttnBack(f32(c, 8, 4, 2), f32(c, 8, 6, 2), f32(c, 6, 8, 2), f32(c, 8, 4, 2), true)
+		}, ErrUnsupported, "FLASH_ATTN_BACK"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -100,6 +100,15 @@ func benchCases(k, prompt int64) []benchCase {
 			},
 		})
 	}
+	cs = append(cs, benchCase{
+		name: "swiglu", op: "GLU", desc: "SWIGLU split, f32 [4096, 512] × f32 [4096, 512]",
+		ggml: ggmlOp{op: "GLU", typ: runtime.TypeF32, ne: [4]int64{w, rows, 1, 1}, params: []int32{int32(runtime.GluSwiglu), 0},
+			srcTypes: []runtime.Type{runtime.TypeF32, runtime.TypeF32}, srcNe: [][4]int64{{w, rows, 1, 1}, {w, rows, 1, 1}}},
+		build: func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.SwigluSplit(ctx.NewTensor2D(runtime.TypeF32, w, rows), ctx.NewTensor2D(runtime.TypeF32, w, rows))
+		},
+	})
+	cs = append(cs, flashAttnCases(prompt)...)
 	for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeQ8_0} {
 		cs = append(cs, benchCase{
 			name: "get_rows_" + t.String(), op: "GET_ROWS", desc: fmt.Sprintf("%s [4096, 4096], 512 rows to f32", t),
@@ -117,6 +126,32 @@ func benchCases(k, prompt int64) []benchCase {
 				srcTypes: []runtime.Type{p[0], p[1]}, srcNe: [][4]int64{{w, rows, 1, 1}, {w, rows, 1, 1}}},
 			build: func(ctx *runtime.Context) *runtime.Tensor {
 				return ctx.Cpy(ctx.NewTensor2D(p[0], w, rows), ctx.NewTensor2D(p[1], w, rows))
+			},
+		})
+	}
+	return cs
+}
+
+// flashAttnCases are FLASH_ATTN_EXT of a llama-style layer (head size 128,
+// 32 query heads over 8 f16 K/V heads, f16 mask, scale 1/√128): decode
+// (1 token against 4096 keys) and prompt (prompt tokens against 512 keys).
+func flashAttnCases(prompt int64) []benchCase {
+	const d, nh, nhkv = 128, 32, 8
+	scale := float32(1 / math.Sqrt(d))
+	var cs []benchCase
+	for _, s := range [][2]int64{{1, 4096}, {prompt, 512}} {
+		nq, nkv := s[0], s[1]
+		cs = append(cs, benchCase{
+			name: fmt.Sprintf("fa_n%d_kv%d", nq, nkv), op: "FLASH_ATTN_EXT",
+			desc: fmt.Sprintf("q f32 [128, %d, 32], f16 K/V [128, %d, 8], f16 mask", nq, nkv),
+			ggml: ggmlOp{op: "FLASH_ATTN_EXT", typ: runtime.TypeF32, ne: [4]int64{d, nh, nq, 1},
+				params:   []int32{f32bits(scale), 0, 0, 0},
+				srcTypes: []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeF16, runtime.TypeF16},
+				srcNe:    [][4]int64{{d, nq, nh, 1}, {d, nkv, nhkv, 1}, {d, nkv, nhkv, 1}, {nkv, nq, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.FlashAttnExt(ctx.NewTensor3D(runtime.TypeF32, d, nq, nh),
+					ctx.NewTensor3D(runtime.TypeF16, d, nkv, nhkv), ctx.NewTensor3D(runtime.TypeF16, d, nkv, nhkv),
+					ctx.NewTensor2D(runtime.TypeF16, nkv, nq), scale, 0, 0)
 			},
 		})
 	}

@@ -37,7 +37,7 @@ func TestParseOpEnum(t *testing.T) {
 }
 
 func TestCaseLines(t *testing.T) {
-	ops := map[string]int{"MUL_MAT": 29, "SOFT_MAX": 46, "RMS_NORM": 25, "ROPE": 48, "GET_ROWS": 40, "CPY": 34}
+	ops := map[string]int{"MUL_MAT": 29, "SOFT_MAX": 46, "RMS_NORM": 25, "ROPE": 48, "GET_ROWS": 40, "CPY": 34, "GLU": 99, "FLASH_ATTN_EXT": 70}
 	for _, c := range benchCases(4096, 512) {
 		line, err := c.ggml.line(ops, c.name)
 		if err != nil {
@@ -56,6 +56,21 @@ func TestCaseLines(t *testing.T) {
 	}
 	if _, err := (ggmlOp{op: "NOPE"}).line(ops, "x"); err == nil {
 		t.Error("an op missing from the header gave a line")
+	}
+}
+
+// TestCaseShapes builds each case's gogml graph: it must build, and its
+// result must have the type and shape of the ggml line.
+func TestCaseShapes(t *testing.T) {
+	for _, c := range benchCases(4096, 512) {
+		ctx := runtime.NewContext()
+		out := c.build(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if out.Type != c.ggml.typ || out.Ne != c.ggml.ne {
+			t.Errorf("%s: gogml %s %v, ggml line %s %v", c.name, out.Type, out.Ne, c.ggml.typ, c.ggml.ne)
+		}
 	}
 }
 
