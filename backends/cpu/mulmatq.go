@@ -86,11 +86,11 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 			k.maxM = 0 // as q5_0 below
 		}
 	case runtime.TypeQ5_0:
-		// The AVX-512 dots where they run; else Go-only integer dots,
-		// slower than dequantizing into the f32 GEMM at every size
+		// The AVX-512 or AVX2 dots where they run; else Go-only integer
+		// dots, slower than dequantizing into the f32 GEMM at every size
 		// (BenchmarkMulMatQuant); the rounded activations are the same
 		// on both paths.
-		if vec.QDotsAVX512() {
+		if vec.QDotsSIMD() {
 			k.maxM = qMaxM
 		} else {
 			k.maxM = 0
