@@ -24,3 +24,17 @@ func dotQ51x4AVX2(w *byte, stride int, y *byte, nb int, dst *float32)
 
 //go:noescape
 func dotQ51x1AVX2(w *byte, stride int, y *byte, nb int, dst *float32)
+
+// The AVX2 q2_K and q3_K row kernels (qdot2_amd64.s): the dot of one
+// weight row w (nb ≥ 1 super-blocks) with one q8_K row y, bit for bit
+// dotQ2_K's and dotQ3_K's.
+
+//go:noescape
+func q2KRowAVX2(w *byte, y *byte, nb int) float32
+
+//go:noescape
+func q3KRowAVX2(w *byte, y *byte, nb int) float32
+
+func dotQ2_KAVX2(w, y []byte, nb int) float32 { return q2KRowAVX2(&w[0], &y[0], nb) }
+
+func dotQ3_KAVX2(w, y []byte, nb int) float32 { return q3KRowAVX2(&w[0], &y[0], nb) }

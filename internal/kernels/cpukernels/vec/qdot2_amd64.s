@@ -563,3 +563,299 @@ q51x1loop:
 	VMOVSS       X10, (BX)
 	VZEROUPPER
 	RET
+
+DATA k2three<>+0(SB)/8, $0x0303030303030303
+DATA k2three<>+8(SB)/8, $0x0303030303030303
+DATA k2three<>+16(SB)/8, $0x0303030303030303
+DATA k2three<>+24(SB)/8, $0x0303030303030303
+GLOBL k2three<>(SB), RODATA|NOPTR, $32
+
+DATA k2nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k2nib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k2nib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k2nib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL k2nib<>(SB), RODATA|NOPTR, $32
+
+DATA k2four<>+0(SB)/8, $0x0404040404040404
+DATA k2four<>+8(SB)/8, $0x0404040404040404
+DATA k2four<>+16(SB)/8, $0x0404040404040404
+DATA k2four<>+24(SB)/8, $0x0404040404040404
+GLOBL k2four<>(SB), RODATA|NOPTR, $32
+
+DATA k2ctl0<>+0(SB)/8, $0x0080008000800080
+DATA k2ctl0<>+8(SB)/8, $0x0080008000800080
+DATA k2ctl0<>+16(SB)/8, $0x0180018001800180
+DATA k2ctl0<>+24(SB)/8, $0x0180018001800180
+GLOBL k2ctl0<>(SB), RODATA|NOPTR, $32
+
+DATA k2ctlinc<>+0(SB)/8, $0x0200020002000200
+DATA k2ctlinc<>+8(SB)/8, $0x0200020002000200
+DATA k2ctlinc<>+16(SB)/8, $0x0200020002000200
+DATA k2ctlinc<>+24(SB)/8, $0x0200020002000200
+GLOBL k2ctlinc<>(SB), RODATA|NOPTR, $32
+
+DATA k2shifts<>+0(SB)/8, $0x0000000200000000
+DATA k2shifts<>+8(SB)/8, $0x0000000600000004
+DATA k2shifts<>+16(SB)/8, $0x0000000200000000
+DATA k2shifts<>+24(SB)/8, $0x0000000600000004
+GLOBL k2shifts<>(SB), RODATA|NOPTR, $32
+
+DATA k2bias<>+0(SB)/8, $0x2020202020202020
+DATA k2bias<>+8(SB)/8, $0x2020202020202020
+DATA k2bias<>+16(SB)/8, $0x2020202020202020
+DATA k2bias<>+24(SB)/8, $0x2020202020202020
+GLOBL k2bias<>(SB), RODATA|NOPTR, $32
+
+// func q2KRowAVX2(w *byte, y *byte, nb int) float32
+// Requires: AVX, AVX2, F16C, SSE
+TEXT ·q2KRowAVX2(SB), NOSPLIT, $0-28
+	// The dot of one weight row (nb super-blocks) with one q8_K row.
+	MOVQ    w+0(FP), R8
+	MOVQ    y+8(FP), R9
+	MOVQ    nb+16(FP), CX
+	VMOVDQU k2three<>+0(SB), Y15
+	VMOVDQU k2nib<>+0(SB), Y14
+	VMOVDQU k2ctlinc<>+0(SB), Y13
+	VMOVDQU k2ctl0<>+0(SB), Y12
+	VXORPS  X10, X10, X10
+
+q2KRowAVX2loop:
+	VMOVDQU      (R8), X1
+	VPAND        X14, X1, X2
+	VPSRLW       $0x04, X1, X3
+	VPAND        X14, X3, X3
+	VPMOVZXBW    X3, Y3
+	VPMADDWD     260(R9), Y3, Y3
+	VINSERTI128  $0x01, X2, Y2, Y2
+	VMOVDQU      Y12, Y4
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      16(R8), Y5
+	VPAND        Y15, Y5, Y6
+	VPMADDUBSW   4(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x02, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   36(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   68(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x06, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   100(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VMOVDQU      48(R8), Y5
+	VPAND        Y15, Y5, Y6
+	VPMADDUBSW   132(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x02, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   164(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   196(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x06, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   228(R9), Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPHADDD      Y3, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPADDD       X1, X0, X0
+	VPHADDD      X0, X0, X0
+	VCVTDQ2PS    X0, X0
+	VMOVD        80(R8), X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS (R9), X6
+	VMULPS       X6, X1, X1
+	VMULPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VSUBSS       X1, X0, X0
+	VADDSS       X0, X10, X10
+	ADDQ         $+84, R8
+	ADDQ         $+292, R9
+	DECQ         CX
+	JNZ          q2KRowAVX2loop
+	MOVSS        X10, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func q3KRowAVX2(w *byte, y *byte, nb int) float32
+// Requires: AVX, AVX2, F16C, SSE
+TEXT ·q3KRowAVX2(SB), NOSPLIT, $0-28
+	// The dot of one weight row (nb super-blocks) with one q8_K row.
+	MOVQ    w+0(FP), R8
+	MOVQ    y+8(FP), R9
+	MOVQ    nb+16(FP), CX
+	VMOVDQU k2three<>+0(SB), Y15
+	VMOVDQU k2nib<>+0(SB), Y14
+	VMOVDQU k2ctlinc<>+0(SB), Y13
+	VMOVDQU k2ctl0<>+0(SB), Y12
+	VMOVDQU k2four<>+0(SB), Y11
+	VXORPS  X10, X10, X10
+
+q3KRowAVX2loop:
+	VMOVQ        96(R8), X1
+	VPSRLW       $0x04, X1, X3
+	VPAND        X14, X1, X1
+	VPAND        X14, X3, X3
+	VPUNPCKLQDQ  X3, X1, X2
+	VPBROADCASTD 104(R8), X3
+	VPSRLVD      k2shifts<>+0(SB), X3, X3
+	VPAND        X15, X3, X3
+	VPSLLW       $0x04, X3, X3
+	VPOR         X3, X2, X2
+	VPSUBB       k2bias<>+0(SB), X2, X2
+	VMOVDQU      (R8), Y9
+	VINSERTI128  $0x01, X2, Y2, Y2
+	VMOVDQU      Y12, Y4
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      32(R8), Y5
+	VPAND        Y15, Y5, Y6
+	VPMADDUBSW   4(R9), Y6, Y6
+	VPSLLW       $0x02, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   4(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x02, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   36(R9), Y6, Y6
+	VPSLLW       $0x01, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   36(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   68(R9), Y6, Y6
+	VPANDN       Y11, Y9, Y7
+	VPMADDUBSW   68(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x06, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   100(R9), Y6, Y6
+	VPSRLW       $0x01, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   100(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VMOVDQU      64(R8), Y5
+	VPAND        Y15, Y5, Y6
+	VPMADDUBSW   132(R9), Y6, Y6
+	VPSRLW       $0x02, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   132(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x02, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   164(R9), Y6, Y6
+	VPSRLW       $0x03, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   164(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   196(R9), Y6, Y6
+	VPSRLW       $0x04, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   196(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPSRLW       $0x06, Y5, Y6
+	VPAND        Y15, Y6, Y6
+	VPMADDUBSW   228(R9), Y6, Y6
+	VPSRLW       $0x05, Y9, Y7
+	VPANDN       Y11, Y7, Y7
+	VPMADDUBSW   228(R9), Y7, Y7
+	VPSUBW       Y7, Y6, Y6
+	VPSHUFB      Y4, Y2, Y8
+	VPSRAW       $0x08, Y8, Y8
+	VPADDB       Y13, Y4, Y4
+	VPMADDWD     Y8, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0
+	MOVWLZX      108(R8), AX
+	VMOVD        AX, X1
+	VCVTPH2PS    X1, X1
+	VMULSS       (R9), X1, X1
+	VMULSS       X0, X1, X1
+	VADDSS       X1, X10, X10
+	ADDQ         $+110, R8
+	ADDQ         $+292, R9
+	DECQ         CX
+	JNZ          q3KRowAVX2loop
+	MOVSS        X10, ret+24(FP)
+	VZEROUPPER
+	RET

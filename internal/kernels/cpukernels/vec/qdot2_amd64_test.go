@@ -60,6 +60,58 @@ func BenchmarkQDot2(b *testing.B) {
 	}
 }
 
+// BenchmarkKLow is BenchmarkQDot2 for q2_K and q3_K weights (1024×4096)
+// against one q8_K row: the Go dots, the AVX2 row kernels and, where the
+// CPU has them, the AVX-512 tiles.
+func BenchmarkKLow(b *testing.B) {
+	const k, rows = 4096, 1024
+	r := rand.New(rand.NewPCG(7, 8))
+	nb := k / QKK
+	y := randQ8K(r, nb)
+	dst := make([]float32, rows)
+	for _, c := range []struct {
+		name    string
+		bs, d0  int
+		goDot   func([]byte, []byte, int) float32
+		avx2Dot func([]byte, []byte, int) float32
+		avx512  func() func(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int)
+	}{
+		{"q2_K", Q2_KBlockSize, 80, dotQ2_K, dotQ2_KAVX2, func() func([]float32, int, []byte, int, int, []byte, int, int, int) { return q2K512.mat }},
+		{"q3_K", Q3_KBlockSize, 108, dotQ3_K, dotQ3_KAVX2, func() func([]float32, int, []byte, int, int, []byte, int, int, int) { return q3K512.mat }},
+	} {
+		w := randKW(r, rows*nb, c.bs, c.d0)
+		stride := nb * c.bs
+		impls := []struct {
+			name string
+			mat  func([]float32, int, []byte, int, int, []byte, int, int, int)
+		}{{"go", func(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+			matGo(c.goDot, dst, ldd, w, stride, nw, y, ys, ny, nb)
+		}}}
+		if useQAVX2 {
+			impls = append(impls, struct {
+				name string
+				mat  func([]float32, int, []byte, int, int, []byte, int, int, int)
+			}{"avx2", func(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
+				matGo(c.avx2Dot, dst, ldd, w, stride, nw, y, ys, ny, nb)
+			}})
+		}
+		if useK512 {
+			impls = append(impls, struct {
+				name string
+				mat  func([]float32, int, []byte, int, int, []byte, int, int, int)
+			}{"avx512", c.avx512()})
+		}
+		for _, im := range impls {
+			b.Run(c.name+"/"+im.name, func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					im.mat(dst, rows, w, stride, rows, y, nb*Q8_KBlockSize, 1, nb)
+				}
+			})
+		}
+	}
+}
+
 // randBlocks returns n random blocks of bs bytes whose halves at the
 // offsets hs are scales in [2^-8, 2^-7) (no Inf or NaN).
 func randBlocks(r *rand.Rand, n, bs int, hs []int) []byte {

@@ -28,7 +28,7 @@ var (
 
 // genQDot2 writes qdot2_amd64.s: the AVX2 integer dots of q5_0 (against
 // q8_0), q4_1 and q5_1 (against q8_1), four weight rows or one per call,
-// all from qDot2.
+// all from qDot2, and the q2_K and q3_K row kernels (genKLow).
 func genQDot2(c *build.Context) {
 	k := qConsts(c)
 	for _, b := range []struct {
@@ -38,6 +38,7 @@ func genQDot2(c *build.Context) {
 		qDot2(c, "dot"+b.name+"x4AVX2", b.blk, 4, k)
 		qDot2(c, "dot"+b.name+"x1AVX2", b.blk, 1, k)
 	}
+	genKLow(c)
 }
 
 // qConstants are the read-only tables of the kernels.
@@ -182,3 +183,170 @@ func qRow(c *build.Context, b qBlock, p reg.GPPhysical, acc reg.VecPhysical) {
 	c.VPSRLDQ(operand.Imm(4), reg.X9, reg.X9)
 	c.VADDPS(reg.Y9, acc, acc)
 }
+
+// kLowConstants are the tables of the q2_K and q3_K row kernels.
+type kLowConstants struct {
+	three, nib, four, ctl0, ctlInc, shifts, bias operand.Mem
+}
+
+func kLowConsts(c *build.Context) kLowConstants {
+	return kLowConstants{
+		three: rep4(c, "k2three", 0x0303030303030303),
+		nib:   rep4(c, "k2nib", 0x0f0f0f0f0f0f0f0f),
+		four:  rep4(c, "k2four", 0x0404040404040404),
+		// ctl0 is the VPSHUFB control that puts scale byte 0 in the high
+		// byte of every word of the low lane and scale byte 1 in the
+		// high lane (0x80 zeroes the low bytes); ctlInc steps it by two
+		// scales, for the next 32 quants.
+		ctl0:   rep4(c, "k2ctl0", 0x0080008000800080, 0x0080008000800080, 0x0180018001800180, 0x0180018001800180),
+		ctlInc: rep4(c, "k2ctlinc", 0x0200020002000200),
+		shifts: rep4(c, "k2shifts", 0x0000000200000000, 0x0000000600000004),
+		bias:   rep4(c, "k2bias", 0x2020202020202020),
+	}
+}
+
+// genKLow writes the AVX2 q2_K and q3_K row kernels (one weight row, nb
+// ≥ 1 super-blocks, against one q8_K row), the integer sums exact and the
+// float steps those of dotQ2_K and dotQ3_K, so the results are the Go
+// dots' bit for bit.
+func genKLow(c *build.Context) {
+	k := kLowConsts(c)
+	kLowRow(c, "q2KRowAVX2", false, k)
+	kLowRow(c, "q3KRowAVX2", true, k)
+}
+
+// kLowRow writes one kernel. Per super-block the 256 2-bit quants are
+// unpacked 32 at a time (shift, AND 3; q3_K: minus 4 where the high-mask
+// bit is clear, as a second VPMADDUBSW subtracted), multiplied with the
+// q8_K bytes by VPMADDUBSW into 16-bit pair sums, and VPMADDWD multiplies
+// them by the scales of their two groups of 16 (one per 128-bit lane,
+// picked out of Y2 by VPSHUFB with the control in Y4 and widened to words
+// with sign by a word shift) into eight int32 sums added into Y0. q2_K's
+// Σ min_g·bsum_g is one VPMADDWD of the q8_K group sums against the mins
+// (Y3). Registers: R8 weights, R9 activations, CX count, X10 the float sum.
+func kLowRow(c *build.Context, name string, q3 bool, k kLowConstants) {
+	fn(c, name, "func(w *byte, y *byte, nb int) float32",
+		"The dot of one weight row (nb super-blocks) with one q8_K row.")
+	c.Load(c.Param("w"), reg.R8)
+	c.Load(c.Param("y"), reg.R9)
+	c.Load(c.Param("nb"), reg.RCX)
+	c.VMOVDQU(k.three, reg.Y15)
+	c.VMOVDQU(k.nib, reg.Y14)
+	c.VMOVDQU(k.ctlInc, reg.Y13)
+	c.VMOVDQU(k.ctl0, reg.Y12)
+	if q3 {
+		c.VMOVDQU(k.four, reg.Y11)
+	}
+	c.VXORPS(reg.X10, reg.X10, reg.X10)
+	bs, qs := 84, 16
+	if q3 {
+		bs, qs = 110, 32
+	}
+	loop := name + "loop"
+	c.Label(loop)
+	if q3 {
+		// Scales: low 4 bits from bytes 0..7 at 96 (low nibbles for
+		// groups 0..7, high for 8..15), high 2 bits from the dword at
+		// 104 (byte g%4 shifted by 2·(g/4)), minus 32: signed bytes.
+		c.VMOVQ(at(reg.R8, 96), reg.X1)
+		c.VPSRLW(operand.Imm(4), reg.X1, reg.X3)
+		c.VPAND(reg.X14, reg.X1, reg.X1)
+		c.VPAND(reg.X14, reg.X3, reg.X3)
+		c.VPUNPCKLQDQ(reg.X3, reg.X1, reg.X2)
+		c.VPBROADCASTD(at(reg.R8, 104), reg.X3)
+		c.VPSRLVD(k.shifts, reg.X3, reg.X3)
+		c.VPAND(reg.X15, reg.X3, reg.X3)
+		c.VPSLLW(operand.Imm(4), reg.X3, reg.X3)
+		c.VPOR(reg.X3, reg.X2, reg.X2)
+		c.VPSUBB(k.bias, reg.X2, reg.X2)
+		c.VMOVDQU(at(reg.R8, 0), reg.Y9) // high-bit mask
+	} else {
+		// Scales (low nibbles) and mins (high nibbles) of the 16 groups;
+		// Y3 = the eight int32 sums of min_g·bsum_g.
+		c.VMOVDQU(at(reg.R8, 0), reg.X1)
+		c.VPAND(reg.X14, reg.X1, reg.X2)
+		c.VPSRLW(operand.Imm(4), reg.X1, reg.X3)
+		c.VPAND(reg.X14, reg.X3, reg.X3)
+		c.VPMOVZXBW(reg.X3, reg.Y3)
+		c.VPMADDWD(at(reg.R9, 4+qkkBytes), reg.Y3, reg.Y3)
+	}
+	c.VINSERTI128(operand.Imm(1), reg.X2, reg.Y2, reg.Y2)
+	c.VMOVDQU(reg.Y12, reg.Y4)
+	c.VPXOR(reg.Y0, reg.Y0, reg.Y0)
+	for n := range 2 {
+		c.VMOVDQU(at(reg.R8, qs+32*n), reg.Y5)
+		for j := range 4 {
+			q8 := at(reg.R9, 4+128*n+32*j)
+			if j == 0 {
+				c.VPAND(reg.Y15, reg.Y5, reg.Y6)
+			} else {
+				c.VPSRLW(operand.Imm(uint64(2*j)), reg.Y5, reg.Y6)
+				c.VPAND(reg.Y15, reg.Y6, reg.Y6)
+			}
+			c.VPMADDUBSW(q8, reg.Y6, reg.Y6)
+			if q3 {
+				// 4 where bit 4n+j of the mask byte is clear: that bit
+				// moved to bit 2, the rest masked off.
+				h := reg.Y9
+				switch s := 4*n + j - 2; {
+				case s > 0:
+					c.VPSRLW(operand.Imm(uint64(s)), reg.Y9, reg.Y7)
+					h = reg.Y7
+				case s < 0:
+					c.VPSLLW(operand.Imm(uint64(-s)), reg.Y9, reg.Y7)
+					h = reg.Y7
+				}
+				c.VPANDN(reg.Y11, h, reg.Y7)
+				c.VPMADDUBSW(q8, reg.Y7, reg.Y7)
+				c.VPSUBW(reg.Y7, reg.Y6, reg.Y6)
+			}
+			c.VPSHUFB(reg.Y4, reg.Y2, reg.Y8)
+			c.VPSRAW(operand.Imm(8), reg.Y8, reg.Y8)
+			c.VPADDB(reg.Y13, reg.Y4, reg.Y4)
+			c.VPMADDWD(reg.Y8, reg.Y6, reg.Y6)
+			c.VPADDD(reg.Y6, reg.Y0, reg.Y0)
+		}
+	}
+	if q3 {
+		// isum to lane 0 of X0; sum += float32(float32(d·d_y)·isum).
+		c.VEXTRACTI128(operand.Imm(1), reg.Y0, reg.X1)
+		c.VPADDD(reg.X1, reg.X0, reg.X0)
+		c.VPSHUFD(operand.Imm(0x4e), reg.X0, reg.X1)
+		c.VPADDD(reg.X1, reg.X0, reg.X0)
+		c.VPSHUFD(operand.Imm(0xb1), reg.X0, reg.X1)
+		c.VPADDD(reg.X1, reg.X0, reg.X0)
+		c.VCVTDQ2PS(reg.X0, reg.X0)
+		c.MOVWLZX(at(reg.R8, 108), reg.EAX) // the block's last 2 bytes: no read past it
+		c.VMOVD(reg.EAX, reg.X1)
+		c.VCVTPH2PS(reg.X1, reg.X1)
+		c.VMULSS(at(reg.R9, 0), reg.X1, reg.X1)
+		c.VMULSS(reg.X0, reg.X1, reg.X1)
+		c.VADDSS(reg.X1, reg.X10, reg.X10)
+	} else {
+		// [isum, summs] in lanes 0, 1 of X0; then
+		// sum += float32(dall·isum) − float32(dmin·summs).
+		c.VPHADDD(reg.Y3, reg.Y0, reg.Y0)
+		c.VEXTRACTI128(operand.Imm(1), reg.Y0, reg.X1)
+		c.VPADDD(reg.X1, reg.X0, reg.X0)
+		c.VPHADDD(reg.X0, reg.X0, reg.X0)
+		c.VCVTDQ2PS(reg.X0, reg.X0)
+		c.VMOVD(at(reg.R8, 80), reg.X1)
+		c.VCVTPH2PS(reg.X1, reg.X1)
+		c.VBROADCASTSS(at(reg.R9, 0), reg.X6)
+		c.VMULPS(reg.X6, reg.X1, reg.X1)
+		c.VMULPS(reg.X1, reg.X0, reg.X0)
+		c.VMOVSHDUP(reg.X0, reg.X1)
+		c.VSUBSS(reg.X1, reg.X0, reg.X0)
+		c.VADDSS(reg.X0, reg.X10, reg.X10)
+	}
+	c.ADDQ(operand.I32(bs), reg.R8)
+	c.ADDQ(operand.I32(292), reg.R9)
+	c.DECQ(reg.RCX)
+	c.JNZ(operand.LabelRef(loop))
+	c.Store(reg.X10, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// qkkBytes is the q8_K quants' bytes per super-block (before the group sums).
+const qkkBytes = 256
