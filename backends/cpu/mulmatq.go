@@ -80,9 +80,15 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	simd := vec.Implementation() != "go"
 	switch typ {
 	case runtime.TypeQ2_K, runtime.TypeQ3_K:
-		if vec.LowKQuantsSIMD() {
+		switch {
+		case vec.LowKQuantsTiles():
 			k.maxM = math.MaxInt64 // as q4_K below
-		} else {
+		case vec.LowKQuantsSIMD():
+			// The AVX2 row kernels: 10–15% behind the widened f32 GEMM
+			// at 256 activation rows, far ahead at 1–64
+			// (BenchmarkMulMatQuant), as the AVX2 q4_0 dots.
+			k.maxM = qMaxM
+		default:
 			k.maxM = 0 // as q5_0 below
 		}
 	case runtime.TypeQ5_0:

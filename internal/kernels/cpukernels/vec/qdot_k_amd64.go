@@ -18,6 +18,9 @@ func q6KRowAVX2(w *byte, y *byte, nb int) float32
 // (AVX-512 tiles, or the AVX2 row kernels of qdot2_amd64.s).
 func lowKSIMD() bool { return useK512 || useQAVX2 }
 
+// lowKTiles reports whether they are the AVX-512 tiles.
+func lowKTiles() bool { return useK512 }
+
 func dotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	if useK512 {
 		q2K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
