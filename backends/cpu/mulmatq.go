@@ -80,17 +80,23 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	simd := vec.Implementation() != "go"
 	switch typ {
 	case runtime.TypeQ2_K, runtime.TypeQ3_K:
-		if vec.LowKQuantsSIMD() {
+		switch {
+		case vec.LowKQuantsTiles():
 			k.maxM = math.MaxInt64 // as q4_K below
-		} else {
+		case vec.LowKQuantsSIMD():
+			// The AVX2 row kernels: 10–15% behind the widened f32 GEMM
+			// at 256 activation rows, far ahead at 1–64
+			// (BenchmarkMulMatQuant), as the AVX2 q4_0 dots.
+			k.maxM = qMaxM
+		default:
 			k.maxM = 0 // as q5_0 below
 		}
 	case runtime.TypeQ5_0:
-		// The AVX-512 dots where they run; else Go-only integer dots,
-		// slower than dequantizing into the f32 GEMM at every size
+		// The AVX-512 or AVX2 dots where they run; else Go-only integer
+		// dots, slower than dequantizing into the f32 GEMM at every size
 		// (BenchmarkMulMatQuant); the rounded activations are the same
 		// on both paths.
-		if vec.QDotsAVX512() {
+		if vec.QDotsSIMD() {
 			k.maxM = qMaxM
 		} else {
 			k.maxM = 0

@@ -15,7 +15,7 @@ import (
 // shared machine).
 func BenchmarkMulMatQuant(b *testing.B) {
 	const n, k = 1024, 1024
-	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ4_K, runtime.TypeQ6_K, runtime.TypeQ5_K} {
+	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ5_0, runtime.TypeQ4_1, runtime.TypeQ5_1, runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ6_K, runtime.TypeQ5_K} {
 		for _, m := range []int64{1, 8, 16, 32, 64, 256, 512} {
 			b.Run(fmt.Sprintf("%s/m%d", typ, m), func(b *testing.B) {
 				ctx := runtime.NewContext()

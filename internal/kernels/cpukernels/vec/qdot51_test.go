@@ -81,3 +81,68 @@ func TestDotQ5_0Q4_1Q5_1RowsShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestDotQ5_0Q4_1Q5_1RowsExact checks the integer sums of the q5_0, q4_1
+// and q5_1 row dots of the level in use bit for bit against the portable
+// ones: raw random blocks (every nibble and high-bit pattern, activation
+// quants over [-127, 127]) with unit scales d = 1, so every float sum is an
+// integer below 2^24 and exact on any accumulation order; m_w = 1 and
+// s_y = 2 make the q8_1 term count too.
+func TestDotQ5_0Q4_1Q5_1RowsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const one, two = 0x3c00, 0x4000 // 1.0 and 2.0 as IEEE halves
+	for _, c := range []struct {
+		name     string
+		wbs, ybs int
+		half     []int // offsets of the weight halves (d, m)
+		dot      func([]float32, []byte, int, []byte, int) error
+		ref      func([]float32, []byte, int, []byte, int)
+	}{
+		{"q5_0", Q5_0BlockSize, Q8_0BlockSize, []int{0}, DotQ5_0Rows, dotQ5_0RowsGo},
+		{"q4_1", Q4_1BlockSize, Q8_1BlockSize, []int{0, 2}, DotQ4_1Rows, dotQ4_1RowsGo},
+		{"q5_1", Q5_1BlockSize, Q8_1BlockSize, []int{0, 2}, DotQ5_1Rows, dotQ5_1RowsGo},
+	} {
+		for _, nb := range []int{1, 5, 16} {
+			for _, rows := range []int{1, 4, 6} {
+				t.Run(fmt.Sprintf("%s/nb%d/rows%d", c.name, nb, rows), func(t *testing.T) {
+					stride := nb*c.wbs + 1
+					w := make([]byte, rows*stride)
+					for i := range w {
+						w[i] = byte(r.Uint32())
+					}
+					y := make([]byte, nb*c.ybs)
+					for b := range nb {
+						blk := y[b*c.ybs : (b+1)*c.ybs]
+						off := 2
+						blk[0], blk[1] = one&0xff, one>>8
+						if c.ybs == Q8_1BlockSize {
+							blk[2], blk[3] = two&0xff, two>>8
+							off = 4
+						}
+						for j := off; j < c.ybs; j++ {
+							blk[j] = byte(int8(r.IntN(255) - 127))
+						}
+					}
+					for i := range rows {
+						for b := range nb {
+							for _, h := range c.half {
+								o := i*stride + b*c.wbs + h
+								w[o], w[o+1] = one&0xff, one>>8
+							}
+						}
+					}
+					got, want := make([]float32, rows), make([]float32, rows)
+					if err := c.dot(got, w, stride, y, nb); err != nil {
+						t.Fatal(err)
+					}
+					c.ref(want, w, stride, y, nb)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Errorf("row %d: %v, want %v", i, got[i], want[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}

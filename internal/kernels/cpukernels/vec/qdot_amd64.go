@@ -48,7 +48,8 @@ func dotQ4x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 //go:noescape
 func dotQ4x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 
-// qRows512 runs a four-row and a one-row kernel over len(dst) rows.
+// qRows512 runs a four-row and a one-row kernel over len(dst) rows (the
+// AVX-512 kernels' and the AVX2 q5_0, q4_1 and q5_1 ones).
 func qRows512(x4, x1 func(*byte, int, *byte, int, *float32), dst []float32, w []byte, stride int, y []byte, nb int) {
 	r := 0
 	for ; r+4 <= len(dst); r += 4 {
@@ -82,12 +83,20 @@ func dotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 		qRows512(dotQ41x4AVX512, dotQ41x1AVX512, dst, w, stride, y, nb)
 		return
 	}
+	if useQAVX2 {
+		qRows512(dotQ41x4AVX2, dotQ41x1AVX2, dst, w, stride, y, nb)
+		return
+	}
 	dotQ4_1RowsGo(dst, w, stride, y, nb)
 }
 
 func dotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 	if useQ512 {
 		qRows512(dotQ51x4AVX512, dotQ51x1AVX512, dst, w, stride, y, nb)
+		return
+	}
+	if useQAVX2 {
+		qRows512(dotQ51x4AVX2, dotQ51x1AVX2, dst, w, stride, y, nb)
 		return
 	}
 	dotQ5_1RowsGo(dst, w, stride, y, nb)
@@ -98,14 +107,22 @@ func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
 		qRows512(dotQ5x4AVX512, dotQ5x1AVX512, dst, w, stride, y, nb)
 		return
 	}
+	if useQAVX2 {
+		qRows512(dotQ5x4AVX2, dotQ5x1AVX2, dst, w, stride, y, nb)
+		return
+	}
 	dotQ5_0RowsGo(dst, w, stride, y, nb)
 }
 
 // QDotsAVX512 reports whether the AVX-512 VNNI row dots of q8_0, q4_0,
-// q5_0, q4_1 and q5_1 run at the level in use (else q8_0 and q4_0 run
-// AVX2 and the others portable Go, slower than dequantizing the weights
+// q5_0, q4_1 and q5_1 run at the level in use (else they run AVX2 where
+// QDotsSIMD says so, or portable Go, slower than dequantizing the weights
 // into the f32 GEMM).
 func QDotsAVX512() bool { return useQ512 }
+
+// QDotsSIMD reports whether the row dots of q8_0, q4_0, q5_0, q4_1 and
+// q5_1 run in assembly (AVX-512 or AVX2) at the level in use.
+func QDotsSIMD() bool { return useQAVX2 }
 
 func pb(b []byte) *byte { return unsafe.SliceData(b) }
 

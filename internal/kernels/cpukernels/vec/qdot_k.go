@@ -102,6 +102,11 @@ func DotQ3_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, 
 // than widening the weights into the f32 GEMM).
 func LowKQuantsSIMD() bool { return lowKSIMD() }
 
+// LowKQuantsTiles reports whether those SIMD kernels are the AVX-512
+// tiles, which reuse each unpacked weight super-block for several
+// activation rows (the AVX2 row kernels do not).
+func LowKQuantsTiles() bool { return lowKTiles() }
+
 // DotQ4_KMat sets dst[c*ldd+r] to the dot of the q4_K weight row at
 // w[r*stride] with the q8_K activation row at y[c*ys], nb super-blocks
 // each, for r < nw and c < ny: the products of DotQ4_KRows (the same

@@ -14,12 +14,20 @@ func q5KRowAVX2(w *byte, y *byte, nb int) float32
 //go:noescape
 func q6KRowAVX2(w *byte, y *byte, nb int) float32
 
-// lowKSIMD reports whether the q2_K and q3_K dots run SIMD kernels.
-func lowKSIMD() bool { return useK512 }
+// lowKSIMD reports whether the q2_K and q3_K dots run SIMD kernels
+// (AVX-512 tiles, or the AVX2 row kernels of qdot2_amd64.s).
+func lowKSIMD() bool { return useK512 || useQAVX2 }
+
+// lowKTiles reports whether they are the AVX-512 tiles.
+func lowKTiles() bool { return useK512 }
 
 func dotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	if useK512 {
 		q2K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	if useQAVX2 {
+		matGo(dotQ2_KAVX2, dst, ldd, w, stride, nw, y, ys, ny, nb)
 		return
 	}
 	matGo(dotQ2_K, dst, ldd, w, stride, nw, y, ys, ny, nb)
@@ -28,6 +36,10 @@ func dotQ2_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, 
 func dotQ3_KMat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	if useK512 {
 		q3K512.mat(dst, ldd, w, stride, nw, y, ys, ny, nb)
+		return
+	}
+	if useQAVX2 {
+		matGo(dotQ3_KAVX2, dst, ldd, w, stride, nw, y, ys, ny, nb)
 		return
 	}
 	matGo(dotQ3_K, dst, ldd, w, stride, nw, y, ys, ny, nb)

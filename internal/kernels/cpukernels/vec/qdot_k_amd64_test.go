@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestKQuantAVX2MatchesGo checks the AVX2 q4_K, q5_K and q6_K dots bit for bit
+// TestKQuantAVX2MatchesGo checks the AVX2 q2_K..q6_K dots bit for bit
 // against the Go ones on random blocks: arbitrary weight bytes (any
 // scales, quants at their extremes) and q8_K quants in [-127, 127] with
 // consistent group sums.
@@ -33,6 +33,14 @@ func TestKQuantAVX2MatchesGo(t *testing.T) {
 		w6 := randKW(r, nb, Q6_KBlockSize, 208)
 		if g, want := dotQ6_KAVX2(w6, y, nb), dotQ6_K(w6, y, nb); math.Float32bits(g) != math.Float32bits(want) {
 			t.Fatalf("q6_K rep %d: AVX2 %v, Go %v", rep, g, want)
+		}
+		w2 := randKW(r, nb, Q2_KBlockSize, 80)
+		if g, want := dotQ2_KAVX2(w2, y, nb), dotQ2_K(w2, y, nb); math.Float32bits(g) != math.Float32bits(want) {
+			t.Fatalf("q2_K rep %d: AVX2 %v, Go %v", rep, g, want)
+		}
+		w3 := randKW(r, nb, Q3_KBlockSize, 108)
+		if g, want := dotQ3_KAVX2(w3, y, nb), dotQ3_K(w3, y, nb); math.Float32bits(g) != math.Float32bits(want) {
+			t.Fatalf("q3_K rep %d: AVX2 %v, Go %v", rep, g, want)
 		}
 	}
 }

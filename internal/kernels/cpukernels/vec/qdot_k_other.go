@@ -4,6 +4,8 @@ package vec
 
 func lowKSIMD() bool { return false }
 
+func lowKTiles() bool { return false }
+
 func dotQ4_KBest(w, y []byte, nb int) float32 { return dotQ4_K(w, y, nb) }
 
 func dotQ6_KBest(w, y []byte, nb int) float32 { return dotQ6_K(w, y, nb) }

@@ -28,17 +28,7 @@ func f16Dot(c *build.Context, name string, lv level, rows int) {
 	lanes := lv.bytes / 4
 	fn(c, name, "func(w *byte, stride int, x *float32, n int, dst *float32)",
 		fmt.Sprintf("dst[r] = sum_i f16(w[r*stride+2i]) * x[i] for r < %d, i < n (n a multiple of %d).", rows, 2*lanes))
-	rowReg := []reg.GPPhysical{reg.RSI, reg.R8, reg.R9, reg.R10}[:rows]
-	c.Load(c.Param("w"), reg.RSI)
-	if rows > 1 {
-		c.Load(c.Param("stride"), reg.RDI)
-	}
-	c.Load(c.Param("x"), reg.RDX)
-	c.Load(c.Param("n"), reg.RCX)
-	c.Load(c.Param("dst"), reg.RBX)
-	for r := 1; r < rows; r++ {
-		c.LEAQ(idx(rowReg[r-1], 0, reg.RDI, 1), rowReg[r])
-	}
+	rowReg := rowArgs(c, rows, "x", "n")
 	c.SHRQ(operand.Imm(uint64(bits.TrailingZeros(uint(2*lanes)))), reg.RCX) // iterations
 	for i := 4; i < 4+2*rows; i++ {
 		if lv.bytes == 64 {
@@ -113,4 +103,23 @@ func hsumStore(c *build.Context, acc reg.VecPhysical, dst operand.Mem) {
 	c.VHADDPS(reg.X2, reg.X2, reg.X2)
 	c.VHADDPS(reg.X2, reg.X2, reg.X2)
 	c.VMOVSS(reg.X2, dst)
+}
+
+// rowArgs loads the arguments of a row kernel, (w, stride, y, n, dst)
+// with the names y and n given: w to SI, stride to DI (rows > 1 only), y
+// to DX, n to CX, dst to BX, and rows-1 more row pointers stride apart to
+// R8, R9, R10. It returns the row pointers.
+func rowArgs(c *build.Context, rows int, y, n string) []reg.GPPhysical {
+	rowReg := []reg.GPPhysical{reg.RSI, reg.R8, reg.R9, reg.R10}[:rows]
+	c.Load(c.Param("w"), reg.RSI)
+	if rows > 1 {
+		c.Load(c.Param("stride"), reg.RDI)
+	}
+	c.Load(c.Param(y), reg.RDX)
+	c.Load(c.Param(n), reg.RCX)
+	c.Load(c.Param("dst"), reg.RBX)
+	for r := 1; r < rows; r++ {
+		c.LEAQ(idx(rowReg[r-1], 0, reg.RDI, 1), rowReg[r])
+	}
+	return rowReg
 }

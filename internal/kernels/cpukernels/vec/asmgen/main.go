@@ -33,6 +33,7 @@ var files = []struct {
 	{"gemm_amd64.s", genGemm},
 	{"f16dot_amd64.s", genF16Dot},
 	{"f16_amd64.s", genF16Conv},
+	{"qdot2_amd64.s", genQDot2},
 }
 
 // errStale is returned by -check when a committed file differs from what
