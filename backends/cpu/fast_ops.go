@@ -30,8 +30,55 @@ func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth 
 		return lightningKernel(t, dst, src) // fast_seq.go
 	case runtime.OpFlashAttnExt:
 		return flashAttnKernel(t, dst, src) // fast_attn.go
+	case runtime.OpGlu:
+		return swigluKernel(t, dst, src)
 	}
 	return nil
+}
+
+// swigluKernel handles SWIGLU on f32 rows, split (the gate a second
+// tensor) or fused (the two halves of one row, swapped or not): silu(x)·g
+// with the SILU op's vector kernel and a vector multiply, where the
+// reference calls a scalar function per element (ggml's CPU also runs
+// ggml_vec_swiglu_f32 here). Other GLU functions and types take the
+// reference kernel.
+func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int) error {
+	a, g := t.Src[0], t.Src[1]
+	if runtime.GluOp(t.OpParamI32(0)) != runtime.GluSwiglu || !f32Layout(t, dm) || !f32Layout(a, src[0]) {
+		return nil
+	}
+	if g != nil && !f32Layout(g, src[1]) {
+		return nil
+	}
+	nc := t.Ne[0]
+	swapped := g == nil && t.OpParamI32(1) != 0
+	return func(ith, nth int) error {
+		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+		if r0 >= r1 {
+			return nil
+		}
+		// silu(x) goes to a row of its own first: the planner may place
+		// the result over the gate (in place), which SiLU would overwrite
+		// before the multiply reads it.
+		act := make([]float32, nc)
+		for r := r0; r < r1; r++ {
+			i1, i2, i3 := rowCoords(t.Ne, r)
+			var xs, gs []float32
+			if g != nil {
+				xs = floats(src[0], off3(a.Nb, i1, i2, i3), nc)
+				gs = floats(src[1], off3(g.Nb, i1, i2, i3), nc)
+			} else {
+				row := floats(src[0], off3(a.Nb, i1, i2, i3), 2*nc)
+				xs, gs = row[:nc], row[nc:]
+				if swapped {
+					xs, gs = gs, xs
+				}
+			}
+			vec.SiLU(act, xs)
+			vec.Mul(floats(dm, off3(t.Nb, i1, i2, i3), nc), act, gs)
+		}
+		return nil
+	}
 }
 
 // halves views n uint16 values at byte off of b (off+2n ≤ len(b) and
