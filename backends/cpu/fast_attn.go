@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
@@ -18,6 +19,13 @@ const maxAttnHeadBytes = 64 << 20
 // attnBlock is the most q rows of one head that flashAttnKernel scores
 // together.
 const attnBlock = 64
+
+// attnDirectRows is the most q rows of one head for which flashAttnKernel
+// reads f16 K and V rows in place (dots of the q row with each K row, then
+// the weighted V rows added up) rather than converting the head to
+// float32 and multiplying: converting (and transposing V) costs a pass
+// over the whole head, which only pays back over many q rows.
+const attnDirectRows = 2
 
 // flashAttnKernel computes FLASH_ATTN_EXT with the reference kernel's
 // formula (q rounded to k's vec_dot type, scale, softcap, slope-weighted
@@ -38,6 +46,12 @@ func flashAttnKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth i
 	if softcap != 0 {
 		scale /= softcap
 	}
+	// direct: blocks of at most attnDirectRows q rows (decoding) read f16
+	// K and V where they lie, instead of converting (and transposing) the
+	// whole head for a row or two.
+	direct := kt.Type == runtime.TypeF16 && v.Type == runtime.TypeF16 && kt.Nb[0] == 2 && v.Nb[0] == 2 &&
+		kt.Nb[1]%2 == 0 && v.Nb[1]%2 == 0 && kt.Nb[2]%2 == 0 && v.Nb[2]%2 == 0 && kt.Nb[3]%2 == 0 && v.Nb[3]%2 == 0 &&
+		len(src[2]) > 0 && uintptr(unsafe.Pointer(&src[2][0]))%2 == 0
 	return func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(q.Nrows(), ith, nth)
 		if r0 >= r1 {
@@ -48,9 +62,54 @@ func flashAttnKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth i
 		qb := make([]float32, attnBlock*dk)
 		sb := make([]float32, attnBlock*nkv)
 		ob := make([]float32, attnBlock*dv)
+		var vrow []float32
+		if direct {
+			vrow = make([]float32, dv)
+		}
 		for r := r0; r < r1; {
 			iq1, iq2, iq3 := rowCoords(q.Ne, r)
 			n := min(r1-r, q.Ne[1]-iq1, attnBlock) // rows iq1.. of head (iq2, iq3)
+			if direct && n <= attnDirectRows {
+				ik2, ik3 := iq2/(q.Ne[2]/kt.Ne[2]), iq3/(q.Ne[3]/kt.Ne[3])
+				iv2, iv3 := iq2/(q.Ne[2]/v.Ne[2]), iq3/(q.Ne[3]/v.Ne[3])
+				slope := cpukernels.AlibiSlope(maxBias, iq2, q.Ne[2])
+				sink := float32(math.Inf(-1))
+				if sinks != nil {
+					sink = floats(src[4], uint64(iq2)*sinks.Nb[0], 1)[0]
+				}
+				for i := range n {
+					qrow := qb[:dk]
+					copy(qrow, floats(src[0], off3(q.Nb, iq1+i, iq2, iq3), dk))
+					if err := cpukernels.RoundActivations(kt.Type, qrow); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
+					srow := sb[:nkv]
+					if err := vec.DotF16Rows(srow, src[1][off3(kt.Nb, 0, ik2, ik3):], int(kt.Nb[1]), qrow, int(dk)); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
+					var mrow []byte
+					if mask != nil {
+						mrow = src[3][off3(mask.Nb, iq1+i, iq2%mask.Ne[2], iq3%mask.Ne[3]):]
+					}
+					sum := attnWeights(srow, mrow, mask, scale, softcap, slope, sink)
+					o := ob[:dv]
+					clear(o)
+					for j, w := range srow {
+						if w == 0 {
+							continue
+						}
+						f16ToF32Row(vrow, halves(src[2], off3(v.Nb, int64(j), iv2, iv3), dv))
+						vec.ScaleAdd(o, vrow, w)
+					}
+					inv := float32(0)
+					if sum != 0 {
+						inv = 1 / sum
+					}
+					vec.Scale(floats(dm, off3(t.Nb, iq2, iq1+i, iq3), dv), o, inv)
+				}
+				r += n
+				continue
+			}
 			ks, err := kc.head(iq2/(q.Ne[2]/kt.Ne[2]), iq3/(q.Ne[3]/kt.Ne[3]))
 			if err != nil {
 				return fmt.Errorf("tensor %s: %w", t, err)

@@ -30,6 +30,10 @@ func TestFlashAttnMatchesReference(t *testing.T) {
 		{"q8_0 gqa", q8, 64, 8, 2, 96, 4, true, false, 0.125, 0, 0},
 		{"q4_1 sinks", q4, 64, 4, 4, 70, 3, true, true, 0.125, 0, 0},
 		{"f16 alibi softcap", f16, 128, 4, 4, 50, 2, true, false, 0.09, 8, 10},
+		{"f16 decode gqa", f16, 128, 8, 2, 300, 1, true, false, 0.088, 0, 0},
+		{"f16 decode sinks odd width", f16, 40, 4, 4, 77, 1, false, true, 0.15, 0, 0},
+		{"f16 decode alibi softcap", f16, 64, 4, 1, 129, 1, true, false, 0.125, 8, 10},
+		{"f16 three rows", f16, 64, 4, 2, 65, 3, true, true, 0.125, 0, 0},
 	}
 	be := NewBackend(BackendOptions{Threads: 3})
 	defer be.Close()
