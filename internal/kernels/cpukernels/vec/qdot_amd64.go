@@ -78,40 +78,41 @@ func dotQ51x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 //go:noescape
 func dotQ51x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 
+// qKernels is a quantized type's four-row and one-row dots at AVX-512
+// and at AVX2 (same arguments), and its portable Go rows.
+type qKernels struct {
+	x4512, x1512, x4avx2, x1avx2 func(*byte, int, *byte, int, *float32)
+	rowsGo                       func(dst []float32, w []byte, stride int, y []byte, nb int)
+}
+
+// rows runs the best of k's kernels the level in use allows.
+func (k *qKernels) rows(dst []float32, w []byte, stride int, y []byte, nb int) {
+	switch {
+	case useQ512:
+		qRows512(k.x4512, k.x1512, dst, w, stride, y, nb)
+	case useQAVX2:
+		qRows512(k.x4avx2, k.x1avx2, dst, w, stride, y, nb)
+	default:
+		k.rowsGo(dst, w, stride, y, nb)
+	}
+}
+
+var (
+	q4_1Kernels = qKernels{dotQ41x4AVX512, dotQ41x1AVX512, dotQ41x4AVX2, dotQ41x1AVX2, dotQ4_1RowsGo}
+	q5_1Kernels = qKernels{dotQ51x4AVX512, dotQ51x1AVX512, dotQ51x4AVX2, dotQ51x1AVX2, dotQ5_1RowsGo}
+	q5_0Kernels = qKernels{dotQ5x4AVX512, dotQ5x1AVX512, dotQ5x4AVX2, dotQ5x1AVX2, dotQ5_0RowsGo}
+)
+
 func dotQ4_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
-	if useQ512 {
-		qRows512(dotQ41x4AVX512, dotQ41x1AVX512, dst, w, stride, y, nb)
-		return
-	}
-	if useQAVX2 {
-		qRows512(dotQ41x4AVX2, dotQ41x1AVX2, dst, w, stride, y, nb)
-		return
-	}
-	dotQ4_1RowsGo(dst, w, stride, y, nb)
+	q4_1Kernels.rows(dst, w, stride, y, nb)
 }
 
 func dotQ5_1Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
-	if useQ512 {
-		qRows512(dotQ51x4AVX512, dotQ51x1AVX512, dst, w, stride, y, nb)
-		return
-	}
-	if useQAVX2 {
-		qRows512(dotQ51x4AVX2, dotQ51x1AVX2, dst, w, stride, y, nb)
-		return
-	}
-	dotQ5_1RowsGo(dst, w, stride, y, nb)
+	q5_1Kernels.rows(dst, w, stride, y, nb)
 }
 
 func dotQ5_0Rows(dst []float32, w []byte, stride int, y []byte, nb int) {
-	if useQ512 {
-		qRows512(dotQ5x4AVX512, dotQ5x1AVX512, dst, w, stride, y, nb)
-		return
-	}
-	if useQAVX2 {
-		qRows512(dotQ5x4AVX2, dotQ5x1AVX2, dst, w, stride, y, nb)
-		return
-	}
-	dotQ5_0RowsGo(dst, w, stride, y, nb)
+	q5_0Kernels.rows(dst, w, stride, y, nb)
 }
 
 // QDotsAVX512 reports whether the AVX-512 VNNI row dots of q8_0, q4_0,
