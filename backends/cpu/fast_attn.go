@@ -46,12 +46,7 @@ func flashAttnKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth i
 	if softcap != 0 {
 		scale /= softcap
 	}
-	// direct: blocks of at most attnDirectRows q rows (decoding) read f16
-	// K and V where they lie, instead of converting (and transposing) the
-	// whole head for a row or two.
-	direct := kt.Type == runtime.TypeF16 && v.Type == runtime.TypeF16 && kt.Nb[0] == 2 && v.Nb[0] == 2 &&
-		kt.Nb[1]%2 == 0 && v.Nb[1]%2 == 0 && kt.Nb[2]%2 == 0 && v.Nb[2]%2 == 0 && kt.Nb[3]%2 == 0 && v.Nb[3]%2 == 0 &&
-		len(src[2]) > 0 && uintptr(unsafe.Pointer(&src[2][0]))%2 == 0
+	direct := attnDirect(kt, v, src[2])
 	return func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(q.Nrows(), ith, nth)
 		if r0 >= r1 {
@@ -234,6 +229,19 @@ func (c *headCache) head(i2, i3 int64) ([]float32, error) {
 	}
 	c.i2, c.i3, c.ok = i2, i3, true
 	return c.f, nil
+}
+
+// attnDirect says whether blocks of at most attnDirectRows q rows
+// (decoding) read K and V (V's bytes vb) where they lie, instead of
+// converting (and transposing) the whole head for a row or two: f16 rows
+// with even strides and 2-byte aligned V bytes.
+func attnDirect(kt, v *runtime.Tensor, vb []byte) bool {
+	for _, x := range []*runtime.Tensor{kt, v} {
+		if x.Type != runtime.TypeF16 || x.Nb[0] != 2 || x.Nb[1]%2 != 0 || x.Nb[2]%2 != 0 || x.Nb[3]%2 != 0 {
+			return false
+		}
+	}
+	return len(vb) > 0 && uintptr(unsafe.Pointer(&vb[0]))%2 == 0
 }
 
 // exp32 is exp rounded to float32, the reference kernels' expf.

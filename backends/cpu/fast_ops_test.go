@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/gogml/gogml/gallocr"
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
@@ -173,5 +174,53 @@ func TestSwigluFastMatchesReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFastPathsTaken keeps TestSwigluFastMatchesReference and
+// TestFlashAttnMatchesReference's decode cases meaningful: were the fast
+// kernels to refuse these shapes, both would compare the reference with
+// itself and pass.
+func TestFastPathsTaken(t *testing.T) {
+	ctx := runtime.NewContext()
+	f32, f16 := runtime.TypeF32, runtime.TypeF16
+	sw := ctx.GluSplit(ctx.NewTensor2D(f32, 133, 7), ctx.NewTensor2D(f32, 133, 7), runtime.GluSwiglu)
+	q := ctx.NewTensor(f32, 64, 1, 4, 1)
+	k := ctx.NewTensor(f16, 64, 129, 1, 1)
+	v := ctx.NewTensor(f16, 64, 129, 1, 1)
+	fa := ctx.FlashAttnExt(q, k, v, nil, 0.125, 0, 0)
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	bytesOf := func(ts ...*runtime.Tensor) [][]byte {
+		var out [][]byte
+		for _, x := range ts {
+			b := make([]byte, x.NBytes()+8)
+			out = append(out, b[(4-uintptr(unsafe.Pointer(&b[0]))%4)%4:][:x.NBytes()])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		n    *runtime.Tensor
+		srcs []*runtime.Tensor
+	}{
+		{"swiglu", sw, []*runtime.Tensor{sw.Src[0], sw.Src[1]}},
+		{"flash_attn_ext decode", fa, []*runtime.Tensor{q, k, v, nil, nil}},
+	} {
+		var src [][]byte
+		for _, s := range c.srcs {
+			if s == nil {
+				src = append(src, nil)
+				continue
+			}
+			src = append(src, bytesOf(s)[0])
+		}
+		if fastKernelExtra(c.n, bytesOf(c.n)[0], src) == nil {
+			t.Errorf("%s: the fast kernel refuses the tested shape", c.name)
+		}
+		if c.n == fa && !attnDirect(k, v, src[2]) {
+			t.Errorf("%s: f16 K/V do not take the direct decode path", c.name)
+		}
 	}
 }
