@@ -53,7 +53,7 @@ for f in "$tmp/old.fn"/*; do
 	name=$(basename "$f"); n=$((n + 1))
 	if [ ! -f "$tmp/new.fn/$name" ]; then echo "MISSING   $name"; bad=1
 	elif cmp -s "$f" "$tmp/new.fn/$name"; then echo "identical $name ($(head -1 "$f" | cut -d' ' -f3))"
-	else echo "DIFFERS   $name"; diff "$f" "$tmp/new.fn/$name" | head -20; bad=1; fi
+	else echo "DIFFERS   $name"; { diff "$f" "$tmp/new.fn/$name" || true; } | head -20; bad=1; fi
 done
 echo "$n functions compared"
 exit $bad

@@ -9,18 +9,28 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// qBlock describes one weight block type of the AVX2 q5_0, q4_1 and q5_1
-// dots: where its fields sit and against which activation block.
+// qBlock describes one weight block type of the AVX2 integer dots (q8_0,
+// q4_0, q5_0, q4_1, q5_1): where its fields sit and against which
+// activation block.
 type qBlock struct {
 	tag    string // label prefix
 	size   int    // bytes of one weight block
 	qh     int    // offset of the 32 high bits (q5), or -1 (q4_1)
 	qs     int    // offset of the 16 nibble bytes
-	signed bool   // weight value is x-16 (q5_0), else x unsigned (q4_1, q5_1)
+	signed bool   // weights signed (q8_0, q4_0, q5_0: the sign trick), else unsigned (q4_1, q5_1)
 	q81    bool   // activations are q8_1 (d, s, 32 quants: add m_w·s_y), else q8_0
+	bytes  bool   // 32 plain signed bytes at qs (q8_0), not nibbles
+	minus8 bool   // weight value is nibble-8 (q4_0)
+	// accFirst: the final sum's halves are added as VADDPS X10, acc,
+	// X10 (acc the first source: the longer VEX3 encoding that the
+	// hand-written q8_0 and q4_0 kernels had), else as VADDPS acc, X10,
+	// X10. The sums are the same; the choice keeps the machine code.
+	accFirst bool
 }
 
 var (
+	q8_0Block = qBlock{tag: "q8", size: 34, qh: -1, qs: 2, signed: true, bytes: true, accFirst: true}
+	q4_0Block = qBlock{tag: "q4", size: 18, qh: -1, qs: 2, signed: true, minus8: true, accFirst: true}
 	q5_0Block = qBlock{tag: "q50", size: 22, qh: 2, qs: 6, signed: true}
 	q4_1Block = qBlock{tag: "q41", size: 20, qh: -1, qs: 4, q81: true}
 	q5_1Block = qBlock{tag: "q51", size: 24, qh: 4, qs: 8, q81: true}
@@ -35,15 +45,16 @@ func genQDot2(c *build.Context) {
 		name string
 		blk  qBlock
 	}{{"Q5", q5_0Block}, {"Q41", q4_1Block}, {"Q51", q5_1Block}} {
-		qDot2(c, "dot"+b.name+"x4AVX2", b.blk, 4, k)
-		qDot2(c, "dot"+b.name+"x1AVX2", b.blk, 1, k)
+		qDot2(c, "dot"+b.name+"x4AVX2", qRowsSig, b.blk, 4, k)
+		qDot2(c, "dot"+b.name+"x1AVX2", qRowsSig, b.blk, 1, k)
 	}
 	genKLow(c)
 }
 
-// qConstants are the read-only tables of the kernels.
+// qConstants are the read-only tables of the kernels (those a file's
+// kernels use; the others stay zero).
 type qConstants struct {
-	ones16, nib, shuf, bits, f0, x10 operand.Mem
+	ones16, nib, eight, shuf, bits, f0, x10 operand.Mem
 }
 
 // rep4 writes a 32-byte table of the 8-byte word v four times.
@@ -71,21 +82,35 @@ func qConsts(c *build.Context) qConstants {
 	}
 }
 
-// qDot2 writes one kernel: for each block, the 32 weight quants of each
-// row are unpacked to bytes in Y6 (nibbles, the fifth bit from qh),
+// qRowsSig is the Go signature of the row dots; qRowSig that of the
+// one-row q8_0 and q4_0 dots, which take no stride.
+const (
+	qRowsSig = "func(w *byte, stride int, y *byte, nb int, dst *float32)"
+	qRowSig  = "func(w *byte, y *byte, nb int, dst *float32)"
+)
+
+// qDot2 writes one kernel of Go signature sig (qRowsSig or qRowSig): for
+// each block, the 32 weight quants of each row are unpacked to bytes in
+// Y6 (q8_0: loaded; nibbles, minus 8 for q4_0, the fifth bit from qh),
 // multiplied with the activation bytes in Y4 by VPMADDUBSW into 16-bit
-// pair sums (|q5_0| ≤ 16 by the sign trick of the q4_0 kernel; q4_1 and
-// q5_1 unsigned: no saturation), widened to eight int32 sums by VPMADDWD
-// against ones (exact, the same integers as the Go dots), converted and
-// accumulated per lane with FMA times d_w·d_y, as dotQ4x4AVX2 does. For
+// pair sums (signed weights by the sign trick, |w| times y·sign(w), so
+// |q5_0| ≤ 16 and q8_0's −128 stay in range; q4_1 and q5_1 unsigned: no
+// saturation), widened to eight int32 sums by VPMADDWD against ones
+// (exact, the same integers as the Go dots), converted and accumulated
+// per lane with FMA times d_w·d_y (both halves widened by VCVTPH2PS). For
 // q8_1 activations m_w·s_y is added once per block into lane 0. Rows sit
 // at SI, R8, R9, R10 (stride DI), accumulators Y0..Y3; constants Y10..Y15.
-func qDot2(c *build.Context, name string, b qBlock, rows int, k qConstants) {
-	fn(c, name, "func(w *byte, stride int, y *byte, nb int, dst *float32)",
+func qDot2(c *build.Context, name, sig string, b qBlock, rows int, k qConstants) {
+	fn(c, name, sig,
 		fmt.Sprintf("dst[r] = dot of %d weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.", rows))
 	rowReg := rowArgs(c, rows, "y", "nb")
 	c.VMOVDQU(k.ones16, reg.Y15)
-	c.VMOVDQU(k.nib, reg.Y14)
+	if !b.bytes {
+		c.VMOVDQU(k.nib, reg.Y14)
+	}
+	if b.minus8 {
+		c.VMOVDQU(k.eight, reg.Y13)
+	}
 	if b.qh >= 0 {
 		c.VMOVDQU(k.shuf, reg.Y13)
 		c.VMOVDQU(k.bits, reg.Y12)
@@ -127,7 +152,11 @@ func qDot2(c *build.Context, name string, b qBlock, rows int, k qConstants) {
 	c.JNZ(operand.LabelRef(loop))
 	for r, a := range acc {
 		c.VEXTRACTF128(operand.Imm(1), a, reg.X10)
-		c.VADDPS(a.AsX(), reg.X10, reg.X10)
+		if b.accFirst {
+			c.VADDPS(reg.X10, a.AsX(), reg.X10)
+		} else {
+			c.VADDPS(a.AsX(), reg.X10, reg.X10)
+		}
 		c.VHADDPS(reg.X10, reg.X10, reg.X10)
 		c.VHADDPS(reg.X10, reg.X10, reg.X10)
 		c.VMOVSS(reg.X10, at(reg.RBX, 4*r))
@@ -139,11 +168,18 @@ func qDot2(c *build.Context, name string, b qBlock, rows int, k qConstants) {
 // qRow adds one weight block at p times the activation block (Y4, Y5)
 // into acc; Y6..Y9 are scratch.
 func qRow(c *build.Context, b qBlock, p reg.GPPhysical, acc reg.VecPhysical) {
-	// Nibbles: low ones are elements 0..15, high ones 16..31.
-	c.VMOVDQU(at(p, b.qs), reg.X6)
-	c.VPSRLW(operand.Imm(4), reg.X6, reg.X7)
-	c.VINSERTI128(operand.Imm(1), reg.X7, reg.Y6, reg.Y6)
-	c.VPAND(reg.Y14, reg.Y6, reg.Y6)
+	if b.bytes {
+		c.VMOVDQU(at(p, b.qs), reg.Y6)
+	} else {
+		// Nibbles: low ones are elements 0..15, high ones 16..31.
+		c.VMOVDQU(at(p, b.qs), reg.X6)
+		c.VPSRLW(operand.Imm(4), reg.X6, reg.X7)
+		c.VINSERTI128(operand.Imm(1), reg.X7, reg.Y6, reg.Y6)
+		c.VPAND(reg.Y14, reg.Y6, reg.Y6)
+	}
+	if b.minus8 {
+		c.VPSUBB(reg.Y13, reg.Y6, reg.Y6) // [-8, 7]
+	}
 	if b.qh >= 0 {
 		// Byte i all ones where bit i of qh is set.
 		c.VPBROADCASTD(at(p, b.qh), reg.Y7)
