@@ -44,8 +44,8 @@ func f16Dot(c *build.Context, name string, lv level, rows int) {
 	// in the next four rows (those of the next call over a tile of rows):
 	// a decode product streams its weights from memory, and prefetching a
 	// fixed distance ahead in the call's own rows left the rows each call
-	// starts on cold (3-4x the time with weights beyond the cache; see
-	// next4_amd64.h for the quantized kernels). R12 and R13 point at rows
+	// starts on cold (3-4x the time with weights beyond the cache; the
+	// quantized four-row kernels of qdot512.go do the same). R12 and R13 point at rows
 	// 4 and 6 below; prefetches never fault, so rows past the last are
 	// harmless. The AVX2 kernels, half as wide, do not prefetch.
 	next4 := rows == 4 && lv.bytes == 64
@@ -82,27 +82,28 @@ func f16Dot(c *build.Context, name string, lv level, rows int) {
 	c.JNZ(operand.LabelRef(loop))
 	for r := range rows {
 		c.VADDPS(v[5+2*r], v[4+2*r], v[4+2*r])
-		hsumStore(c, v[4+2*r], at(reg.RBX, 4*r))
+		hsumStore(c, v[4+2*r], at(reg.RBX, 4*r), reg.Y2)
 	}
 	c.VZEROUPPER()
 	c.RET()
 }
 
-// hsumStore stores the sum of acc's lanes at dst, halving through Y2/X2
-// (X3 scratch).
-func hsumStore(c *build.Context, acc reg.VecPhysical, dst operand.Mem) {
+// hsumStore stores the sum of acc's lanes at dst, halving through the
+// Y register t and the X register after it (f16Dot: Y2, X3).
+func hsumStore(c *build.Context, acc reg.VecPhysical, dst operand.Mem, t reg.VecPhysical) {
+	x, u := t.AsX(), xmm[t.PhysicalIndex()+1]
 	if acc.Size() == 64 {
-		c.VEXTRACTF64X4(operand.Imm(1), acc, reg.Y2)
-		c.VADDPS(acc.AsY(), reg.Y2, reg.Y2)
-		c.VEXTRACTF128(operand.Imm(1), reg.Y2, reg.X3)
-		c.VADDPS(reg.X3, reg.X2, reg.X2)
+		c.VEXTRACTF64X4(operand.Imm(1), acc, t)
+		c.VADDPS(acc.AsY(), t, t)
+		c.VEXTRACTF128(operand.Imm(1), t, u)
+		c.VADDPS(u, x, x)
 	} else {
-		c.VEXTRACTF128(operand.Imm(1), acc, reg.X2)
-		c.VADDPS(acc.AsX(), reg.X2, reg.X2)
+		c.VEXTRACTF128(operand.Imm(1), acc, x)
+		c.VADDPS(acc.AsX(), x, x)
 	}
-	c.VHADDPS(reg.X2, reg.X2, reg.X2)
-	c.VHADDPS(reg.X2, reg.X2, reg.X2)
-	c.VMOVSS(reg.X2, dst)
+	c.VHADDPS(x, x, x)
+	c.VHADDPS(x, x, x)
+	c.VMOVSS(x, dst)
 }
 
 // rowArgs loads the arguments of a row kernel, (w, stride, y, n, dst)

@@ -36,6 +36,7 @@ var files = []struct {
 	{"qdot2_amd64.s", genQDot2},
 	{"vec_amd64.s", genVec},
 	{"qdot_amd64.s", genQDot},
+	{"qdot512_amd64.s", genQDot512},
 }
 
 // errStale is returned by -check when a committed file differs from what
