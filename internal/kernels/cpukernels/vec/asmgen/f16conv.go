@@ -68,3 +68,40 @@ func f16Conv(c *build.Context, name string, lv level, unroll int, toF16 bool) {
 	c.VZEROUPPER()
 	c.RET()
 }
+
+// genDequant writes dequant_amd64.s: nb q8_0 blocks (f16 scale d, 32
+// int8) to 32·nb floats q·d (F16C for d; AVX2).
+func genDequant(c *build.Context) {
+	fn(c, "dequantQ8_0AVX2", "func(dst *float32, src *byte, nb int)",
+		"dst[32b+i] = q_i·d of q8_0 block b, for b < nb.")
+	c.Load(c.Param("dst"), reg.RDI)
+	c.Load(c.Param("src"), reg.RSI)
+	c.Load(c.Param("nb"), reg.RCX)
+	c.TESTQ(reg.RCX, reg.RCX)
+	c.JZ(operand.LabelRef("qdone"))
+	c.Label("qloop")
+	c.MOVWLZX(at(reg.RSI, 0), reg.EAX)
+	c.VMOVD(reg.EAX, reg.X0)
+	c.VCVTPH2PS(reg.X0, reg.X0)
+	c.VBROADCASTSS(reg.X0, reg.Y0)
+	q := avx2.v[1:5]
+	for i, y := range q {
+		c.VPMOVSXBD(at(reg.RSI, 2+8*i), y)
+	}
+	for _, y := range q {
+		c.VCVTDQ2PS(y, y)
+	}
+	for _, y := range q {
+		c.VMULPS(reg.Y0, y, y)
+	}
+	for i, y := range q {
+		c.VMOVUPS(y, at(reg.RDI, 32*i))
+	}
+	c.ADDQ(operand.I32(34), reg.RSI)
+	c.ADDQ(operand.I32(128), reg.RDI)
+	c.DECQ(reg.RCX)
+	c.JNZ(operand.LabelRef("qloop"))
+	c.Label("qdone")
+	c.VZEROUPPER()
+	c.RET()
+}

@@ -37,6 +37,8 @@ var files = []struct {
 	{"vec_amd64.s", genVec},
 	{"qdot_amd64.s", genQDot},
 	{"qdot512_amd64.s", genQDot512},
+	{"q8k_amd64.s", genQ8K},
+	{"dequant_amd64.s", genDequant},
 }
 
 // errStale is returned by -check when a committed file differs from what
