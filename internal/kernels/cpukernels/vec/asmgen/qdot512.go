@@ -79,7 +79,7 @@ var q512Blocks = [...]q512Block{
 
 // q512Tables are the permute tables of the kernels.
 type q512Tables struct {
-	idx8, d8, idx4, d4, sh4, idx5, qh5, bits, d5 operand.Mem
+	idx8, d8, idx4, d4, sh4, idx5, qh5, bits, d5            operand.Mem
 	idx81, d81, s81, idx41, d41, m41, idx51, qh51, d51, m51 operand.Mem
 }
 
@@ -233,7 +233,8 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 		c.VPXORD(a, a, a)
 	}
 	q512Setup(c, k, t)
-	loop, tail, done := b.tag+fmt.Sprintf("x%d", rows)+"loop", b.tag+fmt.Sprintf("x%d", rows)+"tail", b.tag+fmt.Sprintf("x%d", rows)+"done"
+	pre := fmt.Sprintf("%sx%d", b.tag, rows)
+	loop, tail, done := pre+"loop", pre+"tail", pre+"done"
 	c.TESTQ(reg.RCX, reg.RCX)
 	c.JZ(lbl(tail))
 	// The four-row kernels prefetch, at each step, the same place in the
