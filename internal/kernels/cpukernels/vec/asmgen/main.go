@@ -39,6 +39,7 @@ var files = []struct {
 	{"qdot512_amd64.s", genQDot512},
 	{"q8k_amd64.s", genQ8K},
 	{"dequant_amd64.s", genDequant},
+	{"qdot_k512_amd64.s", genQDotK512},
 }
 
 // errStale is returned by -check when a committed file differs from what

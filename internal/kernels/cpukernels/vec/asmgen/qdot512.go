@@ -5,7 +5,6 @@ import (
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
-	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
@@ -157,19 +156,6 @@ func q512Consts(c *build.Context) q512Tables {
 		d51:   pairIdx(c, "q512d51", 0, 12),
 		m51:   pairIdx(c, "q512m51", 1, 13),
 	}
-}
-
-// vpdpbusd appends VPDPBUSD src, w, acc (acc += the dot products of w's
-// unsigned bytes with src's signed ones, four per lane), which avo v0.5.0
-// does not know: a raw instruction, acc both read and written so that
-// avo's liveness pass sees the read-modify-write.
-func vpdpbusd(c *build.Context, src, w, acc reg.VecPhysical) {
-	c.Instruction(&ir.Instruction{
-		Opcode:   "VPDPBUSD",
-		Operands: []operand.Op{src, w, acc},
-		Inputs:   []operand.Op{src, w, acc},
-		Outputs:  []operand.Op{acc},
-	})
 }
 
 // kmask loads the constant v into mask register k through AX (KMOVQ, or
@@ -356,7 +342,7 @@ func q512Step(c *build.Context, k q512Kind, rowReg []reg.GPPhysical, acc []reg.V
 		c.VPERMT2B(reg.Z1, reg.Z31, reg.Z0)
 		// Z3 = -c·(4-byte partial sums of y).
 		c.VPXORD(reg.Z1, reg.Z1, reg.Z1)
-		vpdpbusd(c, reg.Z0, reg.Z25, reg.Z1)
+		vnni(c, "VPDPBUSD", reg.Z0, reg.Z25, reg.Z1)
 		c.VPXORD(reg.Z3, reg.Z3, reg.Z3)
 		c.VPSUBD(reg.Z1, reg.Z3, reg.Z3)
 	} else {
@@ -425,7 +411,7 @@ func q512Row(c *build.Context, k q512Kind, p reg.GPPhysical, w, s, a, acc reg.Ve
 	} else {
 		c.VPXORD(a, a, a)
 	}
-	vpdpbusd(c, reg.Z0, w, a)
+	vnni(c, "VPDPBUSD", reg.Z0, w, a)
 	c.VCVTDQ2PS(a, a)
 	c.VFMADD231PS(s, a, acc)
 }
