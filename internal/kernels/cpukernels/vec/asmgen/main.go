@@ -40,6 +40,7 @@ var files = []struct {
 	{"q8k_amd64.s", genQ8K},
 	{"dequant_amd64.s", genDequant},
 	{"qdot_k512_amd64.s", genQDotK512},
+	{"qgemm512_amd64.s", genQGemm512},
 }
 
 // errStale is returned by -check when a committed file differs from what
