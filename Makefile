@@ -33,6 +33,7 @@ help:
 	@echo "make bench-vs-llama gogml run -model vs llama.cpp's llama-bench and llama-completion on the same GGUF files; writes docs/llama-bench.md"
 	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
 	@echo "make asm          regenerate the generated kernel assembly (internal/kernels/cpukernels/vec/asmgen) and check it"
+	@echo "make asm-identity show the generated kernels' machine code equals the hand-written files' they replaced"
 	@echo "make clean        remove build outputs"
 
 build:
@@ -221,9 +222,14 @@ test-simd-levels:
 # make asm: regenerate package vec's generated assembly from its Go source
 # (asmgen, github.com/mmcloughlin/avo), then check that it is current.
 # make test checks it too: asmgen's TestGeneratedCurrent (in test-go).
-.PHONY: asm
+# make asm-identity: the generated kernels assemble to the machine code of
+# the hand-written files they replaced (as of 8acf8c5), function by function.
+.PHONY: asm asm-identity
 asm:
 	cd internal/kernels/cpukernels/vec && $(GO) generate . && $(GO) run ./asmgen -check
+asm-identity:
+	scripts/asm-identity.sh 8acf8c5 vec_amd64.s qdot_amd64.s qdot512_amd64.s q8k_amd64.s \
+		dequant_amd64.s qdot_k512_amd64.s qgemm512_amd64.s
 # --- end asm ---
 
 # --- bench-planner-vs-ggml ---
