@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gogml/gogml/gallocr"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/internal/kernels/cpukernels/vec"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -22,7 +24,12 @@ import (
 // CPU time of 2 workers against 1 shows what the second one costs. The
 // BenchmarkMulMatDecode shapes (4096², 9–32 MiB) mostly fit in the cache;
 // these show the q4_0 and q8_0 dots against the k-quants' once the weights
-// do not.
+// do not. Each run is followed by the reference of the same run: the same
+// workers summing as many bytes of f32 (vec.Sum64, a sequential read that
+// prefetches), reported as read-GB/s and the product's share of it
+// (of-read): what the dot kernels leave of the memory's read rate, the
+// figure that decides a decode token (RATIONALE.md, "Decode time is the
+// row dots' streaming").
 func BenchmarkMulMatDecodeLarge(b *testing.B) {
 	const k = 2048
 	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeF16} {
@@ -53,19 +60,38 @@ func benchDecodeProduct(b *testing.B, typ runtime.Type, k, n int64, threads int)
 	}
 	be := NewBackend(BackendOptions{Threads: threads})
 	defer be.Close()
-	best, runs := time.Hour, 0
-	c0 := cpuTime()
+	bytes := typ.RowSize(k) * uint64(n)
+	ref := make([]float32, bytes/4)
+	for i := range ref {
+		ref[i] = 1 // touched: the reference reads faulted-in pages, as the product does
+	}
+	read := func(ith, nth int) error {
+		r0, r1 := cpukernels.RowRange(int64(len(ref)), ith, nth)
+		_ = vec.Sum64(ref[r0:r1])
+		return nil
+	}
+	best, bestRead, runs := time.Hour, time.Hour, 0
+	var cpu time.Duration
 	for b.Loop() {
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		if err := be.Compute(g); err != nil {
 			b.Fatal(err)
 		}
 		best = min(best, time.Since(t0))
+		cpu += cpuTime() - c0
 		runs++
+		t0 = time.Now()
+		if err := be.pool.run(threads, read); err != nil {
+			b.Fatal(err)
+		}
+		bestRead = min(bestRead, time.Since(t0))
 	}
-	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(runs), "cpu-µs/op")
+	gbs := func(d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
+	b.ReportMetric(float64(cpu.Microseconds())/float64(runs), "cpu-µs/op")
 	b.ReportMetric(float64(best.Microseconds()), "best-µs")
-	b.ReportMetric(float64(typ.RowSize(k)*uint64(n))/best.Seconds()/1e9, "best-GB/s")
+	b.ReportMetric(gbs(best), "best-GB/s")
+	b.ReportMetric(gbs(bestRead), "read-GB/s")
+	b.ReportMetric(gbs(best)/gbs(bestRead), "of-read")
 }
 
 // cpuTime is the CPU time (user + system) this process has used.

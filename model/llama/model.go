@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
+	"unsafe"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 
@@ -161,10 +163,9 @@ type Model struct {
 	last     Phases
 
 	// Built graphs kept for reuse (single backend only), by shape; the
-	// step last placed by the graph allocator; the logits' bytes.
+	// step last placed by the graph allocator.
 	steps     map[stepKey]*step
 	allocated *step
-	lbuf      []byte
 }
 
 // stepKey is the shape of a reusable graph: n new tokens attending over
@@ -807,23 +808,16 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	}
 	t3 := time.Now()
 	ph.Compute = t3.Sub(t2)
-	// The bytes of one row's logits (or a few) are kept between calls; a
-	// large batch's all-rows logits get bytes of their own.
-	nb := s.logits.NBytes()
-	lb := m.lbuf
-	if uint64(cap(lb)) < nb {
-		lb = make([]byte, nb)
-		if nb <= 1<<20 {
-			m.lbuf = lb
-		}
-	}
-	lb = lb[:nb]
-	if err := runtime.GetTensorData(s.logits, lb, 0); err != nil {
+	// The logits' little-endian bytes are read straight into the result
+	// (its own Go memory), then put in host order where that differs.
+	out := make([]float32, s.logits.NBytes()/4)
+	if err := runtime.GetTensorData(s.logits, float32Bytes(out), 0); err != nil {
 		return nil, fmt.Errorf("llama: read logits: %w", err)
 	}
-	out := make([]float32, len(lb)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(lb[4*i:]))
+	if !littleEndian {
+		for i, v := range out {
+			out[i] = math.Float32frombits(bits.ReverseBytes32(math.Float32bits(v)))
+		}
 	}
 	ph.Read = time.Since(t3)
 	m.last = ph
@@ -841,4 +835,16 @@ func Argmax(v []float32) int {
 		}
 	}
 	return best
+}
+
+// littleEndian reports whether this machine stores a uint32's low byte
+// first, as tensor bytes are laid out (set at start, never written).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// float32Bytes views v's memory (Go memory, not a device's) as bytes.
+func float32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
 }
