@@ -242,6 +242,17 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 		c.PREFETCHT0(idx(reg.R12, 0, reg.RDI, 1))
 		c.PREFETCHT0(at(reg.R13, 0))
 		c.PREFETCHT0(idx(reg.R13, 0, reg.RDI, 1))
+		// A step longer than a cache line (q8_0: 68 bytes) moves the
+		// prefetch address past a line every 64/(step-64) steps; the
+		// line after the one asked for is asked for too, so that no
+		// line of the next rows is left to a demand miss (these
+		// kernels' masked loads do not train the hardware prefetcher).
+		if 2*b.bytes > 64 {
+			c.PREFETCHT0(at(reg.R12, 64))
+			c.PREFETCHT0(idx(reg.R12, 64, reg.RDI, 1))
+			c.PREFETCHT0(at(reg.R13, 64))
+			c.PREFETCHT0(idx(reg.R13, 64, reg.RDI, 1))
+		}
 	}
 	q512Step(c, k, rowReg, acc)
 	ptrs := rowReg
