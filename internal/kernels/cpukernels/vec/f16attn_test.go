@@ -158,3 +158,39 @@ func TestF16GroupErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleMaskMax checks the masked scores and their maximum against a
+// scalar loop, with and without a mask, over lengths with tails.
+func TestScaleMaskMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 7, 8, 9, 31, 100} {
+		x, mask := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+			if r.IntN(4) == 0 {
+				mask[i] = float32(math.Inf(-1))
+			}
+		}
+		for _, m := range [][]float32{nil, mask} {
+			dst := make([]float32, n)
+			got := ScaleMaskMax(dst, x, m, 0.5, 2)
+			want := float32(math.Inf(-1))
+			for i := range x {
+				w := 0.5 * x[i]
+				if m != nil {
+					w += 2 * m[i]
+				}
+				if math.Abs(float64(dst[i]-w)) > 1e-6 && !(math.IsInf(float64(w), -1) && dst[i] == w) {
+					t.Fatalf("n %d: dst[%d] = %v, want %v", n, i, dst[i], w)
+				}
+				want = max(want, w)
+			}
+			if got != want {
+				t.Fatalf("n %d mask %v: max %v, want %v", n, m != nil, got, want)
+			}
+		}
+	}
+	if m := ScaleMaskMax(nil, nil, nil, 1, 1); !math.IsInf(float64(m), -1) {
+		t.Fatalf("empty: %v", m)
+	}
+}

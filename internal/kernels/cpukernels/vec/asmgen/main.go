@@ -35,6 +35,7 @@ var files = []struct {
 	{"f16_amd64.s", genF16Conv},
 	{"qdot2_amd64.s", genQDot2},
 	{"f16attn_amd64.s", genF16Attn},
+	{"swiglu_amd64.s", genSwiglu},
 }
 
 // errStale is returned by -check when a committed file differs from what
