@@ -44,9 +44,9 @@ func flashAttnKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth i
 	if !f32Layout(t, dm) || !f32Layout(q, src[0]) {
 		return nil
 	}
-	if kt.Ne[2] <= 0 || v.Ne[2] <= 0 || kt.Ne[3] <= 0 || v.Ne[3] <= 0 || q.Ne[2]%kt.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 ||
+	if nkv <= 0 || kt.Ne[2] <= 0 || v.Ne[2] <= 0 || kt.Ne[3] <= 0 || v.Ne[3] <= 0 || q.Ne[2]%kt.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 ||
 		q.Ne[3]%kt.Ne[3] != 0 || q.Ne[3]%v.Ne[3] != 0 {
-		return nil // heads that do not map onto K's and V's: the reference reports it
+		return nil // no keys, or heads that do not map onto K's and V's: the reference's case
 	}
 	direct := attnDirect(kt, v, src[2])
 	if direct && q.Ne[1] <= attnDirectRows {
