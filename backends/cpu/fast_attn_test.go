@@ -34,6 +34,10 @@ func TestFlashAttnMatchesReference(t *testing.T) {
 		{"f16 decode sinks odd width", f16, 40, 4, 4, 77, 1, false, true, 0.15, 0, 0},
 		{"f16 decode alibi softcap", f16, 64, 4, 1, 129, 1, true, false, 0.125, 8, 10},
 		{"f16 three rows", f16, 64, 4, 2, 65, 3, true, true, 0.125, 0, 0},
+		{"f16 decode 16 heads on 1 width 80", f16, 80, 16, 1, 200, 1, true, false, 0.1, 0, 0},
+		{"f16 decode split sinks", f16, 64, 4, 1, 1000, 1, true, true, 0.125, 0, 0},
+		{"f16 decode split groups of 3 alibi", f16, 128, 6, 2, 700, 1, true, false, 0.088, 8, 0},
+		{"f16 decode two rows split softcap", f16, 64, 2, 2, 900, 2, false, true, 0.125, 0, 20},
 	}
 	be := NewBackend(BackendOptions{Threads: 3})
 	defer be.Close()

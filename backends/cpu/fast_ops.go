@@ -38,10 +38,11 @@ func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth 
 
 // swigluKernel handles SWIGLU on f32 rows, split (the gate a second
 // tensor) or fused (the two halves of one row, swapped or not): silu(x)·g
-// with the SILU op's vector kernel and a vector multiply, where the
-// reference calls a scalar function per element (ggml's CPU also runs
-// ggml_vec_swiglu_f32 here). Other GLU functions and types take the
-// reference kernel.
+// in one pass over the rows (vec.SwiGLU: AVX-512 where the CPU has it,
+// results bit for bit those of the SILU op's kernel and a multiply),
+// where the reference calls a scalar function per element (ggml's CPU
+// runs ggml_vec_swiglu_f32 here, one pass too). Other GLU functions and
+// types take the reference kernel.
 func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int) error {
 	a, g := t.Src[0], t.Src[1]
 	if runtime.GluOp(t.OpParamI32(0)) != runtime.GluSwiglu || !f32Layout(t, dm) || !f32Layout(a, src[0]) {
@@ -57,10 +58,8 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 		if r0 >= r1 {
 			return nil
 		}
-		// silu(x) goes to a row of its own first: the planner may place
-		// the result over the gate (in place), which SiLU would overwrite
-		// before the multiply reads it.
-		act := make([]float32, nc)
+		// vec.SwiGLU reads x[i] and g[i] before it writes dst[i]: the
+		// planner may place the result over the gate or x (in place).
 		for r := r0; r < r1; r++ {
 			i1, i2, i3 := rowCoords(t.Ne, r)
 			var xs, gs []float32
@@ -74,8 +73,7 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 					xs, gs = gs, xs
 				}
 			}
-			vec.SiLU(act, xs)
-			vec.Mul(floats(dm, off3(t.Nb, i1, i2, i3), nc), act, gs)
+			vec.SwiGLU(floats(dm, off3(t.Nb, i1, i2, i3), nc), xs, gs)
 		}
 		return nil
 	}

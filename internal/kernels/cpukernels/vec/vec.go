@@ -75,6 +75,28 @@ func Max(a []float32) float32 {
 	return max32(a)
 }
 
+// ScaleMaskMax sets dst[i] = s·x[i] + t·mask[i] (s·x[i] when mask is
+// nil) for i < len(x) and returns the largest dst[i] (-Inf when x is
+// empty; a NaN never replaces the running maximum): the masked scores of
+// soft-max and attention, and their maximum, in one pass. dst and mask
+// hold at least len(x) elements; dst may be x.
+func ScaleMaskMax(dst, x, mask []float32, s, t float32) float32 {
+	if len(x) == 0 {
+		return float32(math.Inf(-1))
+	}
+	if mask == nil {
+		return scaledMaxTo(dst[:len(x)], x, s)
+	}
+	return scaleMaskMax(dst[:len(x)], x, mask[:len(x)], s, t)
+}
+
+// scaledMaxTo sets dst = s·x and returns its largest element (x not
+// empty).
+func scaledMaxTo(dst, x []float32, s float32) float32 {
+	scale(dst, x, s)
+	return max32(dst)
+}
+
 // ExpSub sets dst[i] = exp(a[i] - m) and returns the sum of the results,
 // accumulated in float64: the heart of soft-max. exp(-Inf) is 0, results
 // below the smallest normal float32 are subnormal (as expf's), results are
@@ -95,6 +117,30 @@ func Exp(dst, a []float32) {
 	n := min(len(dst), len(a))
 	expSub(dst[:n], a[:n], 0)
 }
+
+// SwiGLU sets dst[i] = SiLU(x[i]) · g[i] for i < min(len(dst), len(x),
+// len(g)) in one pass over the rows (the results are those of SiLU into a
+// row of its own, then Mul). dst may be x or g (in place), not a shifted
+// view of either.
+func SwiGLU(dst, x, g []float32) {
+	n := min(len(dst), len(x), len(g))
+	swiglu(dst[:n], x[:n], g[:n])
+}
+
+// swigluChunks is SwiGLU through SiLU and Mul, swigluChunk elements at a
+// time in a buffer of the stack (the L1 cache).
+func swigluChunks(dst, x, g []float32) {
+	var buf [swigluChunk]float32
+	for i := 0; i < len(x); i += swigluChunk {
+		e := min(i+swigluChunk, len(x))
+		a := buf[:e-i]
+		silu(a, x[i:e])
+		mul(dst[i:e], a, g[i:e])
+	}
+}
+
+// swigluChunk is swigluChunks' step.
+const swigluChunk = 256
 
 // SiLU sets dst[i] = a[i] / (1 + exp(-a[i])).
 func SiLU(dst, a []float32) {

@@ -41,6 +41,8 @@ var files = []struct {
 	{"dequant_amd64.s", genDequant},
 	{"qdot_k512_amd64.s", genQDotK512},
 	{"qgemm512_amd64.s", genQGemm512},
+	{"f16attn_amd64.s", genF16Attn},
+	{"swiglu_amd64.s", genSwiglu},
 }
 
 // errStale is returned by -check when a committed file differs from what

@@ -349,18 +349,18 @@ func const8(c *build.Context, name string, bits uint32) operand.Mem {
 
 func expConsts(c *build.Context) expConstants {
 	return expConstants{
-		log2e: const8(c, "log2e", 0x3fb8aa3b), // log2(e)
-		magic: const8(c, "magic", 0x4b40007f), // 1.5·2^23 + 127: rounds to an integer, biased
-		ln2hi: const8(c, "ln2hi", 0x3f318000), // ln 2 = ln2hi + ln2lo
-		ln2lo: const8(c, "ln2lo", 0xb95e8083),
-		c6:    const8(c, "c6", 0x3ab43e11), // e^r ≈ 1 + r + r²(c2 + c3 r + ... + c6 r⁴)
-		c5:    const8(c, "c5", 0x3c091dc7),
-		c4:    const8(c, "c4", 0x3d2aadac),
-		c3:    const8(c, "c3", 0x3e2aaa47),
-		c2:    const8(c, "c2", 0x3efffffc),
-		one:   const8(c, "one", 0x3f800000),
-		exphi: const8(c, "exphi", 0x42b20000), // 89: inputs above overflow to +Inf anyway
-		explo: const8(c, "explo", 0xc2d00000), // -104: inputs below round to 0 anyway
+		log2e: const8(c, "log2e", expBit("log2e")), // log2(e)
+		magic: const8(c, "magic", expBit("magic")), // 1.5·2^23 + 127: rounds to an integer, biased
+		ln2hi: const8(c, "ln2hi", expBit("ln2hi")), // ln 2 = ln2hi + ln2lo
+		ln2lo: const8(c, "ln2lo", expBit("ln2lo")),
+		c6:    const8(c, "c6", expBit("c6")), // e^r ≈ 1 + r + r²(c2 + c3 r + ... + c6 r⁴)
+		c5:    const8(c, "c5", expBit("c5")),
+		c4:    const8(c, "c4", expBit("c4")),
+		c3:    const8(c, "c3", expBit("c3")),
+		c2:    const8(c, "c2", expBit("c2")),
+		one:   const8(c, "one", expBit("one")),
+		exphi: const8(c, "exphi", expBit("exphi")), // 89: inputs above overflow to +Inf anyway
+		explo: const8(c, "explo", expBit("explo")), // -104: inputs below round to 0 anyway
 	}
 }
 

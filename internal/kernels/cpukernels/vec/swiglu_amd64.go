@@ -1,0 +1,18 @@
+//go:build amd64 && !purego
+
+package vec
+
+// swigluAVX512 is in swiglu_amd64.s (see asmgen/swiglu.go).
+//
+//go:noescape
+func swigluAVX512(dst, x, gate *float32, n int)
+
+func swiglu(dst, x, g []float32) {
+	n := 0
+	if useAVX512 {
+		if n = len(x) &^ 31; n > 0 {
+			swigluAVX512(p(dst), p(x), p(g), n)
+		}
+	}
+	swigluChunks(dst[n:], x[n:], g[n:])
+}

@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package vec
+
+func swiglu(dst, x, g []float32) { swigluChunks(dst, x, g) }
