@@ -268,6 +268,37 @@ func opCases() []opCase {
 			})
 		}
 	}
+	// The weight types beyond f32/f16/q4_0/q8_0, in shapes small enough for
+	// the emulator: two blocks per row, a matrix-vector product and a
+	// partial tile, with activations rounded as the CPU rounds them.
+	for _, typ := range newMatTypes {
+		k := 2 * max(typ.BlockSize(), 32)
+		for _, sh := range [][2]int64{{9, 1}, {70, 5}} {
+			m, n := sh[0], sh[1]
+			// The activations round exactly as the CPU's, so only the
+			// order of sums differs; q4_1 and q5_1 leave out q8_1's
+			// f16-rounded block sum (RATIONALE: "CUDA's block types").
+			tol := 1e-8
+			if typ == runtime.TypeQ4_1 || typ == runtime.TypeQ5_1 {
+				tol = 2e-6
+			}
+			add(fmt.Sprintf("mul_mat_%s_%dx%dx%d", typ, k, m, n), tol, func(c *runtime.Context) *runtime.Tensor {
+				return c.MulMat(c.NewTensor(typ, k, m), c.NewTensor(F32, k, n))
+			})
+		}
+		cs = append(cs, opCase{name: "get_rows_" + typ.String(), idx: 10, nmse: 1e-7, build: func(c *runtime.Context) *runtime.Tensor {
+			return c.GetRows(c.NewTensor(typ, k, 10, 2), c.NewTensor(runtime.TypeI32, 5, 2))
+		}})
+		add("cpy_"+typ.String()+"_f32", 1e-7, func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor(typ, k, 3, 2), c.NewTensor(F32, k, 6))
+		})
+	}
+	add("mul_mat_q4_K_batched_broadcast", 1e-6, func(c *runtime.Context) *runtime.Tensor {
+		return c.MulMat(c.NewTensor(runtime.TypeQ4_K, 256, 6, 2, 1), c.NewTensor(F32, 256, 3, 4, 3))
+	})
+	add("cpy_f32_bf16", 1e-5, func(c *runtime.Context) *runtime.Tensor {
+		return c.Cpy(c.Transpose(c.NewTensor(F32, 30, 6)), c.NewTensor(runtime.TypeBF16, 6, 30))
+	})
 	add("mul_mat_batched_broadcast", 1e-7, func(c *runtime.Context) *runtime.Tensor {
 		return c.MulMat(c.NewTensor(F32, 32, 20, 2, 1), c.NewTensor(F32, 32, 9, 4, 3))
 	})
@@ -315,6 +346,11 @@ func opCases() []opCase {
 	}
 	return cs
 }
+
+// newMatTypes are the MUL_MAT / GET_ROWS weight types added after f32,
+// f16, q4_0 and q8_0.
+var newMatTypes = []runtime.Type{runtime.TypeBF16, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1,
+	runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K}
 
 // buildCase builds c's graph in a fresh context, places every tensor in
 // bt and fills the inputs deterministically.
