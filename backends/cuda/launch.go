@@ -81,7 +81,7 @@ var (
 	kRmsNormBack = kernel{"reduce", "k_rms_norm_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
 	kSoftMax     = kernel{"reduce", "k_soft_max_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aF, aF}}
 	kSoftMaxBack = kernel{"reduce", "k_soft_max_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
-	kRoundAct    = kernel{"matmul", "k_round_act_f32", []argKind{aP, aS, aP, aS, aI}}
+	kRoundAct    = kernel{"matmul", "k_round_act_f32", []argKind{aP, aS, aP, aS, aI, aP}}
 	kRope        = kernel{"rope", "k_rope_f32", []argKind{aP, aS, aP, aS, aP, aP, aI, aI, aF, aF, aF, aF, aF, aF, aI}}
 )
 
@@ -116,7 +116,7 @@ var kMulMat, kMulVec = mulMatKernels()
 
 func mulMatKernels() (mat, vec map[runtime.Type]*kernel) {
 	mat, vec = map[runtime.Type]*kernel{}, map[runtime.Type]*kernel{}
-	p := []argKind{aP, aS, aP, aS, aP, aS}
+	p := []argKind{aP, aS, aP, aS, aP, aS, aP}
 	for _, typ := range matRowTypes {
 		mat[typ] = &kernel{"matmul", "k_mul_mat_" + typ.String(), p}
 		vec[typ] = &kernel{"matmul", "k_mul_mat_vec_" + typ.String(), p}

@@ -395,26 +395,34 @@ func actRounding(t *runtime.Tensor) runtime.Type {
 func (b *Backend) mulMat(t *runtime.Tensor, dst, pa, pb uint64) error {
 	s0, s1 := t.Src[0], t.Src[1]
 	bNe, bNb := s1.Ne, s1.Nb
+	var bsum uint64
 	if vt := actRounding(t); vt != f32 {
 		if s1.Ne[0]%vt.BlockSize() != 0 {
 			return fmt.Errorf("mul_mat: rows of %d activations are not whole %s blocks: %w", s1.Ne[0], vt, runtime.ErrUnsupported)
 		}
 		n := uint64(s1.Nelements()) * 4
-		q, err := b.quantScratch(n)
+		var sums uint64 // q8_1's block sums, after the rounded values
+		if vt == runtime.TypeQ8_1 {
+			sums = n / 32
+		}
+		q, err := b.quantScratch(n + sums)
 		if err != nil {
 			return err
+		}
+		if sums != 0 {
+			sums = q + n
 		}
 		bNb = [runtime.MaxDims]uint64{4, 4 * uint64(bNe[0])}
 		bNb[2] = bNb[1] * uint64(bNe[1])
 		bNb[3] = bNb[2] * uint64(bNe[2])
-		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1).i32(int32(vt))
+		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1).i32(int32(vt)).ptr(sums)
 		units := s1.Nelements() / vt.BlockSize()
 		if err := b.launch(&kRoundAct, dim3{clampGrid(ceilDiv(units, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, qa); err != nil {
 			return err
 		}
-		pb = q
+		pb, bsum = q, sums
 	}
-	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).layout(bNe, bNb)
+	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).layout(bNe, bNb).ptr(bsum)
 	batches := s1.Ne[2] * s1.Ne[3]
 	if s1.Ne[1] == 1 {
 		return b.launch(kMulVec[s0.Type], dim3{clampGrid(ceilDiv(s0.Ne[1], 8), maxGridX), clampGrid(batches, maxGridYZ), 1}, dim3{256, 1, 1}, 0, a)

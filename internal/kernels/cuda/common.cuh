@@ -89,7 +89,9 @@ static __device__ __forceinline__ void k4_scale_min(const unsigned char *q, int 
 // q8_0) starting at row, with the operations and their order of ggml's
 // dequantize_row_* (products kept apart from sums with __fmul_rn, so no
 // fused multiply-add rounds differently from the CPU).
-static __device__ __forceinline__ float load_quant(const char *row, i64 k, int t) {
+// With with_min false, q4_1 and q5_1 leave their block's offset m out
+// (MUL_MAT adds it against q8_1's block sums).
+static __device__ __forceinline__ float load_quant(const char *row, i64 k, int t, bool with_min = true) {
     const unsigned char *r = (const unsigned char *)row;
     switch (t) {
     case T_Q4_1:
@@ -102,14 +104,14 @@ static __device__ __forceinline__ float load_quant(const char *row, i64 k, int t
         int q = j < 16 ? (qs[j] & 0x0F) : (qs[j - 16] >> 4);
         const float d = ld_f16(b);
         if (t == T_Q4_1) {
-            return __fmul_rn((float)q, d) + ld_f16(b + 2);
+            return with_min ? __fmul_rn((float)q, d) + ld_f16(b + 2) : (float)q * d;
         }
         // The fifth bit of element j is bit j of the little-endian qh.
         q |= ((qs[-4 + (j >> 3)] >> (j & 7)) & 1) << 4;
         if (t == T_Q5_0) {
             return (float)(q - 16) * d;
         }
-        return __fmul_rn((float)q, d) + ld_f16(b + 2);
+        return with_min ? __fmul_rn((float)q, d) + ld_f16(b + 2) : (float)q * d;
     }
     case T_Q2_K: {
         const unsigned char *b = r + (k / QKK) * Q2_K_BYTES;
