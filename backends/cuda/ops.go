@@ -70,8 +70,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 	case runtime.OpNone, runtime.OpView, runtime.OpReshape, runtime.OpPermute, runtime.OpTranspose:
 		return true
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
-		// A block-type source is read by element index within its rows,
-		// so its rows must be dense and the shapes' rows the same length.
+		// A block-type source is read by element index within its rows
+		// (load_elem), so its rows must be dense.
 		return s0 != nil && isMatRowType(s0.Type) && isFloatType(t.Type) && s0.Nelements() == t.Nelements() &&
 			(!s0.Type.IsQuantized() || s0.IsContiguousRows())
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
@@ -104,7 +104,6 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			s1.Ne[0]%cpukernels.VecDotType(s0.Type).BlockSize() == 0 // whole blocks of rounded activations
 	case runtime.OpGetRows:
 		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == runtime.TypeI32 && t.Type == f32 &&
-			(!s0.Type.IsQuantized() || s0.IsContiguousRows()) &&
 			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
 			s0.Ne[2] == s1.Ne[1] && s1.Ne[3] == 1
 	case runtime.OpSoftMax:
