@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/gallocr"
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
+	"github.com/gogml/gogml/model/llama"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -179,6 +181,88 @@ func TestOps(t *testing.T) {
 	}
 }
 
+// ggufTypes are the weight types of the write-demo files TestGGUFTypes
+// runs (f32 and q8_0 have the built-in model's tests too).
+var ggufTypes = []runtime.Type{runtime.TypeF16, runtime.TypeBF16, runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0,
+	runtime.TypeQ5_1, runtime.TypeQ8_0, runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K}
+
+// TestGGUFTypes loads a write-demo GGUF file of every weight type onto the
+// GPU (placed with AllocCtxTensors, as `gogml run -model F -backend cuda`
+// does) and compares the logits of a prompt (the tiled products) and a
+// greedy step (the matrix-vector ones) with the CPU backend's on the same
+// file.
+func TestGGUFTypes(t *testing.T) { ggufVsCPU(t, newTestBackend(t), ggufTypes) }
+
+// ggufVsCPU runs ggufTypes' comparison for types on be: the same greedy
+// tokens and an NMSE of the logits within TestDeviceGGUF's 5e-4 (the
+// activations round as the CPU's, so it is far smaller: ~1e-13 on the
+// emulator). Every other type's file has grouped-query attention.
+func ggufVsCPU(t *testing.T, be *Backend, types []runtime.Type) {
+	for i, typ := range types {
+		t.Run(typ.String(), func(t *testing.T) {
+			cfg := llama.DefaultConfig()
+			cfg.Vocab, cfg.Heads, cfg.Layers, cfg.Ctx, cfg.Seed = 40, 4, 1, 16, 3
+			cfg.Dim = int(max(64, typ.BlockSize()))
+			cfg.FFN = cfg.Dim
+			if i%2 == 1 {
+				cfg.KVHeads = 2
+			}
+			gw, err := llama.NewGGUFWriter(llama.GenerateWeights(cfg), typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "demo.gguf")
+			if err := gw.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			dev, err := llama.LoadGGUF(path, llama.LoadOptions{Options: llama.Options{Backend: be}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Close()
+			cb := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+			defer cb.Close()
+			host, err := llama.LoadGGUF(path, llama.LoadOptions{Options: llama.Options{Backend: cb}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			var num, den float64
+			stepBoth(t, host, dev, []int32{1, 5, 9, 12}, 2, cfg.Vocab, func(step int, a, b []float32) {
+				for j := range a {
+					d := float64(a[j] - b[j])
+					num, den = num+d*d, den+float64(a[j])*float64(a[j])
+				}
+				if got, want := llama.Argmax(b[len(b)-cfg.Vocab:]), llama.Argmax(a[len(a)-cfg.Vocab:]); got != want {
+					t.Errorf("step %d: greedy token %d, CPU %d", step, got, want)
+				}
+			})
+			if e := num / den; !(e <= 5e-4) {
+				t.Errorf("NMSE %.3g against the CPU", e)
+			}
+			t.Logf("%s vs CPU on a %s file: NMSE %.3g", be.Device().Name, typ, num/den)
+		})
+	}
+}
+
+// stepBoth evaluates batch on host and dev, then steps-1 more times the
+// host's greedy next token, calling cmp with each step's logits.
+func stepBoth(t *testing.T, host, dev *llama.Model, batch []int32, steps, vocab int, cmp func(step int, a, b []float32)) {
+	t.Helper()
+	for step := 0; step < steps; step++ {
+		a, err := host.Eval(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := dev.Eval(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp(step, a, b)
+		batch = []int32{int32(llama.Argmax(a[len(a)-vocab:]))}
+	}
+}
+
 // opCase is one graph to compare with the CPU backend.
 type opCase struct {
 	name  string
@@ -268,6 +352,38 @@ func opCases() []opCase {
 			})
 		}
 	}
+	// The weight types beyond f32/f16/q4_0/q8_0, in shapes small enough for
+	// the emulator: two blocks per row, a matrix-vector product and a
+	// partial tile, with activations rounded as the CPU rounds them.
+	for _, typ := range newMatTypes {
+		k := 2 * max(typ.BlockSize(), 32)
+		for _, sh := range [][2]int64{{9, 1}, {70, 5}} {
+			m, n := sh[0], sh[1]
+			// The activations round exactly as the CPU's (q4_1 and q5_1
+			// with q8_1's block sums), so only the order of sums differs.
+			add(fmt.Sprintf("mul_mat_%s_%dx%dx%d", typ, k, m, n), 1e-8, func(c *runtime.Context) *runtime.Tensor {
+				return c.MulMat(c.NewTensor(typ, k, m), c.NewTensor(F32, k, n))
+			})
+		}
+		cs = append(cs, opCase{name: "get_rows_" + typ.String(), idx: 10, nmse: 1e-7, build: func(c *runtime.Context) *runtime.Tensor {
+			return c.GetRows(c.NewTensor(typ, k, 10, 2), c.NewTensor(runtime.TypeI32, 5, 2))
+		}})
+		add("cpy_"+typ.String()+"_f32", 1e-7, func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor(typ, k, 3, 2), c.NewTensor(F32, k, 6))
+		})
+	}
+	add("mul_mat_q4_K_batched_broadcast", 1e-6, func(c *runtime.Context) *runtime.Tensor {
+		return c.MulMat(c.NewTensor(runtime.TypeQ4_K, 256, 6, 2, 1), c.NewTensor(F32, 256, 3, 4, 3))
+	})
+	add("mul_mat_q5_1_batched_broadcast", 1e-8, func(c *runtime.Context) *runtime.Tensor {
+		return c.MulMat(c.NewTensor(runtime.TypeQ5_1, 96, 6, 2, 1), c.NewTensor(F32, 96, 3, 4, 3))
+	})
+	add("mul_mat_q4_1_vec_batched", 1e-8, func(c *runtime.Context) *runtime.Tensor {
+		return c.MulMat(c.NewTensor(runtime.TypeQ4_1, 64, 5, 1, 2), c.NewTensor(F32, 64, 1, 3, 2))
+	})
+	add("cpy_f32_bf16", 1e-5, func(c *runtime.Context) *runtime.Tensor {
+		return c.Cpy(c.Transpose(c.NewTensor(F32, 30, 6)), c.NewTensor(runtime.TypeBF16, 6, 30))
+	})
 	add("mul_mat_batched_broadcast", 1e-7, func(c *runtime.Context) *runtime.Tensor {
 		return c.MulMat(c.NewTensor(F32, 32, 20, 2, 1), c.NewTensor(F32, 32, 9, 4, 3))
 	})
@@ -315,6 +431,11 @@ func opCases() []opCase {
 	}
 	return cs
 }
+
+// newMatTypes are the MUL_MAT / GET_ROWS weight types added after f32,
+// f16, q4_0 and q8_0.
+var newMatTypes = []runtime.Type{runtime.TypeBF16, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1,
+	runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K}
 
 // buildCase builds c's graph in a fresh context, places every tensor in
 // bt and fills the inputs deterministically.

@@ -443,17 +443,8 @@ func TestEmulatedModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer host.Close()
-			batch := []int32{1, 2, 3, 4, 5}
 			var worst float64
-			for step := 0; step < 4; step++ {
-				a, err := host.Eval(batch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := dev.Eval(batch)
-				if err != nil {
-					t.Fatal(err)
-				}
+			stepBoth(t, host, dev, []int32{1, 2, 3, 4, 5}, 4, cfg.Vocab, func(step int, a, b []float32) {
 				for i := range a {
 					d := math.Abs(float64(a[i] - b[i]))
 					if !(d <= 1e-3) {
@@ -461,11 +452,22 @@ func TestEmulatedModel(t *testing.T) {
 					}
 					worst = math.Max(worst, d)
 				}
-				batch = []int32{int32(llama.Argmax(a[len(a)-cfg.Vocab:]))}
-			}
+			})
 			t.Logf("emulated CUDA vs CPU: max abs diff %.3g", worst)
 		})
 	}
+}
+
+// TestEmulatedGGUF is TestGGUFTypes on the emulated device: every weight
+// type with GOGML_EMU_ALL=1 (about 4 minutes), else q5_1 (block sums) and
+// q4_K (a k-quant, with grouped-query attention), to keep make test
+// short; the op cases cover every type's kernels.
+func TestEmulatedGGUF(t *testing.T) {
+	types := []runtime.Type{runtime.TypeQ5_1, runtime.TypeQ4_K}
+	if os.Getenv("GOGML_EMU_ALL") == "1" {
+		types = ggufTypes
+	}
+	ggufVsCPU(t, newEmuBackend(t), types)
 }
 
 func TestEmulatedSupportsBufferType(t *testing.T) {

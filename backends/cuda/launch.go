@@ -81,25 +81,47 @@ var (
 	kRmsNormBack = kernel{"reduce", "k_rms_norm_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
 	kSoftMax     = kernel{"reduce", "k_soft_max_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aF, aF}}
 	kSoftMaxBack = kernel{"reduce", "k_soft_max_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
-	kMulMatF32   = kernel{"matmul", "k_mul_mat_f32", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulMatF16   = kernel{"matmul", "k_mul_mat_f16", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulMatQ4_0  = kernel{"matmul", "k_mul_mat_q4_0", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulMatQ8_0  = kernel{"matmul", "k_mul_mat_q8_0", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulVecF32   = kernel{"matmul", "k_mul_mat_vec_f32", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulVecF16   = kernel{"matmul", "k_mul_mat_vec_f16", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulVecQ4_0  = kernel{"matmul", "k_mul_mat_vec_q4_0", []argKind{aP, aS, aP, aS, aP, aS}}
-	kMulVecQ8_0  = kernel{"matmul", "k_mul_mat_vec_q8_0", []argKind{aP, aS, aP, aS, aP, aS}}
-	kQuantQ8     = kernel{"matmul", "k_quant_q8_0_f32", []argKind{aP, aS, aP, aS}}
+	kRoundAct    = kernel{"matmul", "k_round_act_f32", []argKind{aP, aS, aP, aS, aI, aP}}
 	kRope        = kernel{"rope", "k_rope_f32", []argKind{aP, aS, aP, aS, aP, aP, aI, aI, aF, aF, aF, aF, aF, aF, aI}}
 )
 
 // allKernels lists every descriptor, for loading and for the PTX check.
-var allKernels = []*kernel{
+var allKernels = append([]*kernel{
 	&kBinary, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
-	&kMulMatF32, &kMulMatF16, &kMulMatQ4_0, &kMulMatQ8_0,
-	&kMulVecF32, &kMulVecF16, &kMulVecQ4_0, &kMulVecQ8_0, &kQuantQ8,
-	&kRope,
+	&kRoundAct, &kRope,
+}, allMulMat()...)
+
+// allMulMat lists kMulMat's and kMulVec's descriptors in matRowTypes'
+// order, for allKernels.
+func allMulMat() []*kernel {
+	var ks []*kernel
+	for _, typ := range matRowTypes {
+		ks = append(ks, kMulMat[typ], kMulVec[typ])
+	}
+	return ks
+}
+
+// matRowTypes are the weight (source 0) types of MUL_MAT and GET_ROWS:
+// the element types load_elem in common.cuh reads.
+var matRowTypes = []runtime.Type{
+	runtime.TypeF32, runtime.TypeF16, runtime.TypeBF16,
+	runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0,
+	runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K,
+}
+
+// kMulMat and kMulVec are MUL_MAT's tiled and matrix-vector kernels by
+// weight type (k_mul_mat_TYPE, k_mul_mat_vec_TYPE in matmul.cu); read only.
+var kMulMat, kMulVec = mulMatKernels()
+
+func mulMatKernels() (mat, vec map[runtime.Type]*kernel) {
+	mat, vec = map[runtime.Type]*kernel{}, map[runtime.Type]*kernel{}
+	p := []argKind{aP, aS, aP, aS, aP, aS, aP}
+	for _, typ := range matRowTypes {
+		mat[typ] = &kernel{"matmul", "k_mul_mat_" + typ.String(), p}
+		vec[typ] = &kernel{"matmul", "k_mul_mat_vec_" + typ.String(), p}
+	}
+	return mat, vec
 }
 
 // maxArgBytes bounds a packed parameter buffer (the driver allows 4 KiB).

@@ -49,13 +49,15 @@ func allF32(ts ...*runtime.Tensor) bool {
 	return true
 }
 
+// isMatRowType reports whether the kernels read elements of type t
+// (load_elem): MUL_MAT's weights, GET_ROWS' and CPY's sources.
 func isMatRowType(t runtime.Type) bool {
-	switch t {
-	case f32, f16, runtime.TypeQ4_0, runtime.TypeQ8_0:
-		return true
-	}
-	return false
+	_, ok := kMulMat[t]
+	return ok
 }
+
+// isFloatType reports the element types the kernels write (store_elem).
+func isFloatType(t runtime.Type) bool { return t == f32 || t == f16 || t == runtime.TypeBF16 }
 
 // SupportsOp reports whether Compute has a kernel for node t with its
 // sources' types and layouts.
@@ -68,8 +70,10 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 	case runtime.OpNone, runtime.OpView, runtime.OpReshape, runtime.OpPermute, runtime.OpTranspose:
 		return true
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
-		return s0 != nil && (s0.Type == f32 || s0.Type == f16) && (t.Type == f32 || t.Type == f16) &&
-			s0.Nelements() == t.Nelements()
+		// A block-type source is read by element index within its rows
+		// (load_elem), so its rows must be dense.
+		return s0 != nil && isMatRowType(s0.Type) && isFloatType(t.Type) && s0.Nelements() == t.Nelements() &&
+			(!s0.Type.IsQuantized() || s0.IsContiguousRows())
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
 		return allF32(t, s0, s1) && s0.Ne == t.Ne && runtime.CanRepeat(s1, t)
 	case runtime.OpAdd1:
@@ -96,7 +100,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == f32 && t.Type == f32 &&
 			s0.IsContiguousRows() && s0.Ne[0] == s1.Ne[0] && s1.Ne[2]%s0.Ne[2] == 0 && s1.Ne[3]%s0.Ne[3] == 0 &&
 			t.Ne == [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} &&
-			s1.Ne[2]*s1.Ne[3] <= 65535 && s1.Ne[1] <= 64*65535
+			s1.Ne[2]*s1.Ne[3] <= 65535 && s1.Ne[1] <= 64*65535 &&
+			s1.Ne[0]%cpukernels.VecDotType(s0.Type).BlockSize() == 0 // whole blocks of rounded activations
 	case runtime.OpGetRows:
 		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == runtime.TypeI32 && t.Type == f32 &&
 			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
@@ -376,50 +381,55 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 	return fmt.Errorf("op %s: %w", t.Op, runtime.ErrUnsupported)
 }
 
-// quantMinRows is the fewest weight rows for which MulMat rounds its
-// activations to q8_0 first, the same rule as the CPU backend (whose
-// narrower products take the dequantizing path).
-const quantMinRows = 4
-
-// quantizesActivations reports whether MulMat node t rounds its f32
-// activations to q8_0 before the product, as ggml's CPU path and the CPU
-// backend do for q8_0 and q4_0 weights: then results agree with theirs.
-func quantizesActivations(t *runtime.Tensor) bool {
-	s0, s1 := t.Src[0], t.Src[1]
-	return (s0.Type == runtime.TypeQ8_0 || s0.Type == runtime.TypeQ4_0) && s0.Ne[1] >= quantMinRows &&
-		s0.Ne[0]%runtime.TypeQ8_0.BlockSize() == 0 && s1.Nb[0] == 4 && t.Nb[0] == 4
+// actRounding returns the type ggml's CPU backend rounds MUL_MAT node
+// t's f32 activations to before its products with weights of t's source
+// 0 type (cpukernels.VecDotType: f16/bf16 for those weights, q8_0, q8_1 or
+// q8_K for the block types), or f32 for none. The CPU backend rounds them
+// at every shape, so this backend does too: results then agree with the
+// CPU's up to the order of float sums.
+func actRounding(t *runtime.Tensor) runtime.Type {
+	return cpukernels.VecDotType(t.Src[0].Type)
 }
 
 func (b *Backend) mulMat(t *runtime.Tensor, dst, pa, pb uint64) error {
 	s0, s1 := t.Src[0], t.Src[1]
 	bNe, bNb := s1.Ne, s1.Nb
-	if quantizesActivations(t) {
+	var bsum uint64
+	if vt := actRounding(t); vt != f32 {
+		if s1.Ne[0]%vt.BlockSize() != 0 {
+			return fmt.Errorf("mul_mat: rows of %d activations are not whole %s blocks: %w", s1.Ne[0], vt, runtime.ErrUnsupported)
+		}
 		n := uint64(s1.Nelements()) * 4
-		q, err := b.quantScratch(n)
+		var sums uint64 // q8_1's block sums, after the rounded values
+		if vt == runtime.TypeQ8_1 {
+			sums = n / 32
+		}
+		q, err := b.quantScratch(n + sums)
 		if err != nil {
 			return err
+		}
+		if sums != 0 {
+			sums = q + n
 		}
 		bNb = [runtime.MaxDims]uint64{4, 4 * uint64(bNe[0])}
 		bNb[2] = bNb[1] * uint64(bNe[1])
 		bNb[3] = bNb[2] * uint64(bNe[2])
-		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1)
-		blocks := s1.Nelements() / runtime.TypeQ8_0.BlockSize()
-		if err := b.launch(&kQuantQ8, dim3{clampGrid(ceilDiv(blocks, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, qa); err != nil {
+		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1).i32(int32(vt)).ptr(sums)
+		units := s1.Nelements() / vt.BlockSize()
+		if err := b.launch(&kRoundAct, dim3{clampGrid(ceilDiv(units, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, qa); err != nil {
 			return err
 		}
-		pb = q
+		pb, bsum = q, sums
 	}
-	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).layout(bNe, bNb)
+	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).layout(bNe, bNb).ptr(bsum)
 	batches := s1.Ne[2] * s1.Ne[3]
 	if s1.Ne[1] == 1 {
-		k := map[runtime.Type]*kernel{f32: &kMulVecF32, f16: &kMulVecF16, runtime.TypeQ4_0: &kMulVecQ4_0, runtime.TypeQ8_0: &kMulVecQ8_0}[s0.Type]
-		return b.launch(k, dim3{clampGrid(ceilDiv(s0.Ne[1], 8), maxGridX), clampGrid(batches, maxGridYZ), 1}, dim3{256, 1, 1}, 0, a)
+		return b.launch(kMulVec[s0.Type], dim3{clampGrid(ceilDiv(s0.Ne[1], 8), maxGridX), clampGrid(batches, maxGridYZ), 1}, dim3{256, 1, 1}, 0, a)
 	}
-	k := map[runtime.Type]*kernel{f32: &kMulMatF32, f16: &kMulMatF16, runtime.TypeQ4_0: &kMulMatQ4_0, runtime.TypeQ8_0: &kMulMatQ8_0}[s0.Type]
 	if ceilDiv(s0.Ne[1], 64) > maxGridX || ceilDiv(s1.Ne[1], 64) > maxGridYZ || batches > maxGridYZ {
 		return fmt.Errorf("mul_mat %v x %v too large for one launch: %w", s0.Ne, s1.Ne, runtime.ErrUnsupported)
 	}
-	return b.launch(k, dim3{uint32(ceilDiv(s0.Ne[1], 64)), uint32(ceilDiv(s1.Ne[1], 64)), uint32(batches)}, dim3{256, 1, 1}, 0, a)
+	return b.launch(kMulMat[s0.Type], dim3{uint32(ceilDiv(s0.Ne[1], 64)), uint32(ceilDiv(s1.Ne[1], 64)), uint32(batches)}, dim3{256, 1, 1}, 0, a)
 }
 
 func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {

@@ -25,9 +25,6 @@ func TestDeviceGGUF(t *testing.T) {
 			{"bf16", runtime.TypeBF16, 0}, {"q4_1", runtime.TypeQ4_1, 0}, {"q5_0", runtime.TypeQ5_0, 0}, {"q5_1", runtime.TypeQ5_1, 0},
 			{"q2_K", runtime.TypeQ2_K, 0}, {"q3_K", runtime.TypeQ3_K, 0}, {"q4_K", runtime.TypeQ4_K, 0}, {"q5_K", runtime.TypeQ5_K, 0}, {"q6_K", runtime.TypeQ6_K, 0}} {
 			t.Run(o.name+"/"+tc.name, func(t *testing.T) {
-				if o.name == "cuda" && tc.typ != runtime.TypeF32 && tc.typ != runtime.TypeQ8_0 {
-					t.Skipf("the CUDA backend has no %s kernels yet", tc.typ)
-				}
 				be := o.openOrSkip(t)
 				defer be.Close()
 				cfg := testConfig()

@@ -16,7 +16,8 @@
 #                   buffers, OOM recovery, concurrent callers, the op cases
 #                   against the CPU backend)
 #   decoder.txt     `gogml run` on the CPU and on CUDA0 for three model
-#                   configurations: generated ids, logits checksums and
+#                   configurations and a q4_K write-demo GGUF file
+#                   (-model): generated ids, logits checksums and
 #                   tokens/s side by side; ids must be equal and the
 #                   checksums within a relative DECODER_TOL (1e-3)
 #   bench.txt       Go benchmarks: transfers (pageable vs pinned), alloc,
@@ -165,8 +166,11 @@ end=$(($(date +%s) + 50))
 dec_ok=1
 dec_n=0
 dec_late=0
+# A k-quant GGUF file (write-demo: dim 256, GQA) for `gogml run -model`.
+./gogml gguf write-demo -type q4_k -kv-heads 2 "$R/demo-q4_k.gguf" > "$R/decoder-gguf-write.txt" 2>&1
 for cfg in \
 	"small|-n 32" \
+	"gguf-q4_k|-model $R/demo-q4_k.gguf -n 32" \
 	"medium|-vocab 4096 -dim 512 -heads 8 -layers 4 -ffn 1408 -ctx 128 -n 48" \
 	"medium-q8_0|-type q8_0 -vocab 4096 -dim 512 -heads 8 -layers 4 -ffn 1408 -ctx 128 -n 48"; do
 	name=${cfg%%|*}

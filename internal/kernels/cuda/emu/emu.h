@@ -92,3 +92,11 @@ static inline float __int_as_float(int i) {
     memcpy(&f, &i, 4);
     return f;
 }
+static inline int __float_as_int(float f) {
+    int i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+// The host compiler is not asked to contract (no -mfma), so a product
+// rounds on its own as __fmul_rn's does.
+static inline float __fmul_rn(float a, float b) { return a * b; }

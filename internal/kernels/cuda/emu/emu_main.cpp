@@ -47,15 +47,33 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_rms_norm_back_f32, (char *, shape4, const char *, shape4, const char *, shape4, float)) \
     X(k_soft_max_f32, (char *, shape4, const char *, shape4, const char *, shape4, int, float, float)) \
     X(k_soft_max_back_f32, (char *, shape4, const char *, shape4, const char *, shape4, float)) \
-    X(k_mul_mat_f32, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_f16, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_q4_0, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_q8_0, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_vec_f32, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_vec_f16, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_vec_q4_0, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_mul_mat_vec_q8_0, (char *, shape4, const char *, shape4, const char *, shape4)) \
-    X(k_quant_q8_0_f32, (char *, shape4, const char *, shape4))                \
+    X(k_round_act_f32, (char *, shape4, const char *, shape4, int, char *)) \
+    X(k_mul_mat_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_f16, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_f16, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_bf16, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_bf16, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q4_0, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q4_0, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q4_1, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q4_1, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q5_0, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q5_0, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q5_1, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q5_1, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q8_0, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q8_0, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q2_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q2_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q3_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q3_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q4_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q4_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q5_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q5_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_q6_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
+    X(k_mul_mat_vec_q6_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
     X(k_rope_f32, (char *, shape4, const char *, shape4, const char *, const char *, int, int, float, float, float, float, float, float, int))
 
 #define DECLARE(name, params) extern "C" void name params;
