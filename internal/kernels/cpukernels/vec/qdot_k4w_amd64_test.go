@@ -3,13 +3,25 @@
 package vec
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// TestDotK4WMatchesDot1 checks the four-weight-row decode kernels (through
-// DotQ*_KRows, one activation row, weight-row counts not a multiple of
+// decode4W sets dst[r] for the len(dst) weight rows at w (stride apart)
+// against the q8_K row y: four at a time with the four-weight-row kernels
+// (k512.mat4W), the rest with one; it returns how many mat4W set.
+func decode4W(k k512, one func(w, y *byte, nb int) float32, dst []float32, w []byte, stride int, y []byte, nb int) int {
+	n4 := k.mat4W(dst, w, stride, len(dst), y, nb)
+	for r := n4; r < len(dst); r++ {
+		dst[r] = one(&w[r*stride], &y[0], nb)
+	}
+	return n4
+}
+
+// TestDotK4WMatchesDot1 checks the four-weight-row decode kernels (one
+// activation row, weight-row counts not a multiple of
 // four, padded strides) bit for bit against the one-row AVX-512 kernels.
 func TestDotK4WMatchesDot1(t *testing.T) {
 	if !useK512 {
@@ -19,12 +31,12 @@ func TestDotK4WMatchesDot1(t *testing.T) {
 		name string
 		bs   int
 		d0   int
-		rows func([]float32, []byte, int, []byte, int) error
+		k    k512
 		one  func(w, y *byte, nb int) float32
 	}{
-		{"q4_K", Q4_KBlockSize, 0, DotQ4_KRows, q4KDot1AVX512},
-		{"q5_K", Q5_KBlockSize, 0, DotQ5_KRows, q5KDot1AVX512},
-		{"q6_K", Q6_KBlockSize, 208, DotQ6_KRows, q6KDot1AVX512},
+		{"q4_K", Q4_KBlockSize, 0, q4K512, q4KDot1AVX512},
+		{"q5_K", Q5_KBlockSize, 0, q5K512, q5KDot1AVX512},
+		{"q6_K", Q6_KBlockSize, 208, q6K512, q6KDot1AVX512},
 	}
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, tc := range tests {
@@ -38,8 +50,9 @@ func TestDotK4WMatchesDot1(t *testing.T) {
 				}
 				y := randQ8K(r, nb)
 				dst := make([]float32, nw)
-				if err := tc.rows(dst, w, stride, y, nb); err != nil {
-					t.Fatal(err)
+				n4 := decode4W(tc.k, tc.one, dst, w, stride, y, nb)
+				if n4 != nw/4*4 {
+					t.Fatalf("mat4W set %d of %d rows", n4, nw)
 				}
 				for i := range nw {
 					want := tc.one(&w[i*stride], &y[0], nb)
@@ -49,5 +62,66 @@ func TestDotK4WMatchesDot1(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkKDecode4W runs decode products (one q8_K activation row against
+// n weight rows of k elements) through the one-row AVX-512 kernel, row by
+// row (the path mat takes), and through the four-weight-row kernels
+// (decode4W), alternating run by run in
+// the same loop so that both meet the same load on a shared machine,
+// each after reading 128 MiB so that both stream their weights from
+// memory, as a decode token does. It
+// reports the CPU time per product of each (one-µs, four-µs), their ratio
+// (speedup), and the weight bytes read per CPU second of the new path.
+func BenchmarkKDecode4W(b *testing.B) {
+	if !useK512 {
+		b.Skip("no AVX-512 k-quant kernels at this level")
+	}
+	kinds := []struct {
+		name string
+		bs   int
+		k    k512
+		one  func(w, y *byte, nb int) float32
+	}{
+		{"q4_K", Q4_KBlockSize, q4K512, q4KDot1AVX512},
+		{"q6_K", Q6_KBlockSize, q6K512, q6KDot1AVX512},
+	}
+	for _, kd := range kinds {
+		for _, sh := range []struct{ n, k int }{{4096, 4096}, {32000, 2048}} {
+			b.Run(fmt.Sprintf("%s/%dx%d", kd.name, sh.n, sh.k), func(b *testing.B) {
+				nb := sh.k / QKK
+				stride := nb * kd.bs
+				r := rand.New(rand.NewPCG(5, 6))
+				w := make([]byte, sh.n*stride)
+				for i := 0; i < sh.n; i++ {
+					copy(w[i*stride:], randKW(r, nb, kd.bs, map[int]int{Q4_KBlockSize: 0, Q6_KBlockSize: 208}[kd.bs]))
+				}
+				y := randQ8K(r, nb)
+				dst := make([]float32, sh.n)
+				var one, four float64
+				runs := 0
+				// Read through a buffer larger than the caches before each
+				// product, so that both stream their weights from memory.
+				evict := make([]float32, 32<<20)
+				for b.Loop() {
+					Sum64(evict)
+					c0 := cpuSeconds()
+					for i := range sh.n {
+						dst[i] = kd.one(&w[i*stride], &y[0], nb)
+					}
+					one += cpuSeconds() - c0
+					Sum64(evict)
+					c0 = cpuSeconds()
+					decode4W(kd.k, kd.one, dst, w, stride, y, nb)
+					four += cpuSeconds() - c0
+					runs++
+				}
+				b.ReportMetric(one/float64(runs)*1e6, "one-µs")
+				b.ReportMetric(four/float64(runs)*1e6, "four-µs")
+				b.ReportMetric(one/four, "speedup")
+				b.ReportMetric(float64(len(w))/(four/float64(runs))/1e9, "four-GB/cpu-s")
+			})
+		}
 	}
 }

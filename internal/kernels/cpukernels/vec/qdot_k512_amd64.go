@@ -75,12 +75,14 @@ func dotQ5_K512(w, y []byte, nb int) float32 { return q5KDot1AVX512(&w[0], &y[0]
 func dotQ6_K512(w, y []byte, nb int) float32 { return q6KDot1AVX512(&w[0], &y[0], nb) }
 
 // mat is matDot on the kernels of k (arguments checked by the caller):
-// four activation rows at a time against each weight row; each activation
-// row left (a decode product's one) against four weight rows at a time
-// where k has such a kernel (mat4W), the rest one by one. (Four weight
-// rows against one activation row were first tried without a prefetch:
-// 30% faster with the weights in L2, but slower streaming them from
-// memory, the decode case; the kernels of mat4W prefetch the next rows.)
+// four activation rows at a time against each weight row, the rest one
+// by one. (Four weight rows against one activation row, for decode, are
+// mat4W's kernels: 30% faster with the weights in L2 without a prefetch
+// and slower streaming them from memory, the decode case; with the next
+// rows prefetched no faster than the one-row kernel from memory, within
+// the noise of the shared machine, and slower in BenchmarkMulMatDecodeLarge
+// at n = 32000: RATIONALE.md, "The four-weight-row q4_K decode dot is
+// generated but not used".)
 func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	c := 0
 	for ; c+4 <= ny; c += 4 {
@@ -100,8 +102,7 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 		}
 	}
 	for ; c < ny; c++ {
-		r := k.mat4W(dst[c*ldd:], w, stride, nw, y[c*ys:], nb)
-		for ; r < nw; r++ {
+		for r := 0; r < nw; r++ {
 			switch k {
 			case q2K512:
 				dst[c*ldd+r] = q2KDot1AVX512(&w[r*stride], &y[c*ys], nb)
@@ -119,8 +120,11 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 }
 
 // mat4W sets dst[r] for the first weight rows, four at a time, against the
-// activation row y with the four-weight-row kernel of k, and returns how
-// many it set (0 where k has no such kernel).
+// activation row y with the four-weight-row kernel of k (arguments checked
+// by the caller: nw rows in w and dst), and returns how
+// many it set (0 where k has no such kernel). Not used by mat (see there);
+// kept, tested and measured against the one-row kernels
+// (BenchmarkKDecode4W) for the case where the weights are in cache.
 func (k k512) mat4W(dst []float32, w []byte, stride, nw int, y []byte, nb int) int {
 	r := 0
 	for ; r+4 <= nw; r += 4 {
