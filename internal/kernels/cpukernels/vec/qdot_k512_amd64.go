@@ -79,10 +79,9 @@ func dotQ6_K512(w, y []byte, nb int) float32 { return q6KDot1AVX512(&w[0], &y[0]
 // by one. (Four weight rows against one activation row, for decode, are
 // mat4W's kernels: 30% faster with the weights in L2 without a prefetch
 // and slower streaming them from memory, the decode case; with the next
-// rows prefetched no faster than the one-row kernel from memory, within
-// the noise of the shared machine, and slower in BenchmarkMulMatDecodeLarge
-// at n = 32000: RATIONALE.md, "The four-weight-row q4_K decode dot is
-// generated but not used".)
+// rows prefetched 1.2× in the cache, but from memory no less CPU time
+// than the one-row kernel on the loaded machine measured: RATIONALE.md,
+// "The four-weight-row q4_K decode dot is generated but not used".)
 func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	c := 0
 	for ; c+4 <= ny; c += 4 {

@@ -493,9 +493,9 @@ func kScaled(c *build.Context, w []reg.GPPhysical, off int, x reg.VecPhysical) {
 // q6_K), none left to a demand miss. Prefetches never fault: the rows
 // past the last are harmless.
 //
-// k512.mat does not call them (slower than the one-row kernel streaming
-// from memory on the machine measured: RATIONALE.md, "The four-weight-row
-// q4_K decode dot is generated but not used").
+// k512.mat does not call them (1.2× in the cache, but from memory no less
+// CPU time than the one-row kernel on the machine measured: RATIONALE.md,
+// "The four-weight-row q4_K decode dot is generated but not used").
 //
 // Registers: RBX, R9, R10, R11 the weight rows, R8 the activation, AX the
 // stride, R12 and R13 the next rows 4 and 6, CX super-blocks left; vector
