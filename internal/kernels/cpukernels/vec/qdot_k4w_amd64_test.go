@@ -79,13 +79,13 @@ func BenchmarkKDecode4W(b *testing.B) {
 		b.Skip("no AVX-512 k-quant kernels at this level")
 	}
 	kinds := []struct {
-		name string
-		bs   int
-		k    k512
-		one  func(w, y *byte, nb int) float32
+		name   string
+		bs, d0 int
+		k      k512
+		one    func(w, y *byte, nb int) float32
 	}{
-		{"q4_K", Q4_KBlockSize, q4K512, q4KDot1AVX512},
-		{"q6_K", Q6_KBlockSize, q6K512, q6KDot1AVX512},
+		{"q4_K", Q4_KBlockSize, 0, q4K512, q4KDot1AVX512},
+		{"q6_K", Q6_KBlockSize, 208, q6K512, q6KDot1AVX512},
 	}
 	for _, kd := range kinds {
 		for _, sh := range []struct{ n, k int }{{4096, 4096}, {32000, 2048}} {
@@ -95,7 +95,7 @@ func BenchmarkKDecode4W(b *testing.B) {
 				r := rand.New(rand.NewPCG(5, 6))
 				w := make([]byte, sh.n*stride)
 				for i := 0; i < sh.n; i++ {
-					copy(w[i*stride:], randKW(r, nb, kd.bs, map[int]int{Q4_KBlockSize: 0, Q6_KBlockSize: 208}[kd.bs]))
+					copy(w[i*stride:], randKW(r, nb, kd.bs, kd.d0))
 				}
 				y := randQ8K(r, nb)
 				dst := make([]float32, sh.n)
