@@ -44,6 +44,19 @@ func q6KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
 //go:noescape
 func q6KDot1AVX512(w *byte, y *byte, nb int) float32
 
+// The decode kernels: dst[r] = the dot of the weight row w+r·stride with
+// the q8_K row y (nb ≥ 1 super-blocks), for r < 4, each the bits of the
+// one-row kernel; they prefetch the next four rows' bytes as they go.
+
+//go:noescape
+func q4KDot4WAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func q5KDot4WAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
+//go:noescape
+func q6KDot4WAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+
 // k512 names the k-quants with AVX-512 kernels.
 type k512 int
 
@@ -63,9 +76,12 @@ func dotQ6_K512(w, y []byte, nb int) float32 { return q6KDot1AVX512(&w[0], &y[0]
 
 // mat is matDot on the kernels of k (arguments checked by the caller):
 // four activation rows at a time against each weight row, the rest one
-// by one. (Four weight rows against one activation row were tried for
-// decode: 30% faster with the weights in L2, but slower streaming them
-// from memory, the decode case.)
+// by one. (Four weight rows against one activation row, for decode, are
+// mat4W's kernels: 30% faster with the weights in L2 without a prefetch
+// and slower streaming them from memory, the decode case; with the next
+// rows prefetched 1.2× in the cache, but from memory no less CPU time
+// than the one-row kernel on the loaded machine measured: RATIONALE.md,
+// "The four-weight-row q4_K decode dot is generated but not used".)
 func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	c := 0
 	for ; c+4 <= ny; c += 4 {
@@ -100,4 +116,27 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 			}
 		}
 	}
+}
+
+// mat4W sets dst[r] for the first weight rows, four at a time, against the
+// activation row y with the four-weight-row kernel of k (arguments checked
+// by the caller: nw rows in w and dst), and returns how
+// many it set (0 where k has no such kernel). Not used by mat (see there);
+// kept, tested and measured against the one-row kernels
+// (BenchmarkKDecode4W) for the case where the weights are in cache.
+func (k k512) mat4W(dst []float32, w []byte, stride, nw int, y []byte, nb int) int {
+	r := 0
+	for ; r+4 <= nw; r += 4 {
+		switch k {
+		case q4K512:
+			q4KDot4WAVX512(&w[r*stride], stride, &y[0], nb, &dst[r])
+		case q5K512:
+			q5KDot4WAVX512(&w[r*stride], stride, &y[0], nb, &dst[r])
+		case q6K512:
+			q6KDot4WAVX512(&w[r*stride], stride, &y[0], nb, &dst[r])
+		default:
+			return 0
+		}
+	}
+	return r
 }

@@ -33,6 +33,9 @@ func genQDotK512(c *build.Context) {
 		kDot512(c, k, 4, t)
 		kDot512(c, k, 1, t)
 	}
+	for _, k := range []kKind{kQ4, kQ5, kQ6} {
+		kDot512W4(c, k, t)
+	}
 }
 
 // kKind is a k-quant type of the AVX-512 dots.
@@ -188,27 +191,7 @@ func kDot512(c *build.Context, k kKind, rows int, t kTab) {
 		c.Load(c.Param("y"), reg.R8)
 		c.Load(c.Param("nb"), reg.RCX)
 	}
-	switch k {
-	case kQ4, kQ5:
-		for i := range 4 {
-			c.VMOVDQU64(t.q4s[i], z[26+i])
-		}
-		c.VMOVDQU64(t.q4m, reg.Y25)
-		c.VMOVDQU64(t.q4sr, reg.Z30)
-	case kQ6:
-		for i := range 4 {
-			c.VMOVDQU64(t.q6s[i], z[26+i])
-		}
-		c.VMOVDQU64(t.q6sl, reg.Z25)
-		c.VMOVDQU64(t.q6sr, reg.Z24)
-		c.VMOVDQU64(t.z30, reg.Z30)
-	case kQ2, kQ3:
-		for i := range 4 {
-			c.VMOVDQU64(t.q6s[i], z[26+i])
-		}
-		c.VMOVDQU64(t.z03, reg.Z30)
-	}
-	c.VMOVDQU64(t.z0f, reg.Z31)
+	kConsts(c, k, t)
 	c.VXORPS(sum, sum, sum)
 	loop := b.name[:2] + "k" + string(rune('0'+rows)) + "loop"
 	c.Label(loop)
@@ -233,7 +216,7 @@ func kDot512(c *build.Context, k kKind, rows int, t kTab) {
 		kHsum2(c, reg.Y8, m)
 		c.VMOVSS(at(reg.R8, 0), reg.X20)
 	}
-	kFloat(c, b)
+	kFloat(c, b, []reg.GPPhysical{reg.RSI})
 	c.ADDQ(operand.I32(b.bytes), reg.RSI)
 	for _, y := range act {
 		c.ADDQ(operand.I32(292), y)
@@ -259,6 +242,33 @@ func kDot512(c *build.Context, k kKind, rows int, t kTab) {
 		c.VEXTRACTPS(operand.Imm(uint64(r)), reg.X24, at(reg.RDI, 0))
 	}
 	end(c, false)
+}
+
+// kConsts loads the constant registers of kind k: the tables of its
+// unpacking in Z24..Z30, the nibble mask in Z31.
+func kConsts(c *build.Context, k kKind, t kTab) {
+	z := avx512.v
+	switch k {
+	case kQ4, kQ5:
+		for i := range 4 {
+			c.VMOVDQU64(t.q4s[i], z[26+i])
+		}
+		c.VMOVDQU64(t.q4m, reg.Y25)
+		c.VMOVDQU64(t.q4sr, reg.Z30)
+	case kQ6:
+		for i := range 4 {
+			c.VMOVDQU64(t.q6s[i], z[26+i])
+		}
+		c.VMOVDQU64(t.q6sl, reg.Z25)
+		c.VMOVDQU64(t.q6sr, reg.Z24)
+		c.VMOVDQU64(t.z30, reg.Z30)
+	case kQ2, kQ3:
+		for i := range 4 {
+			c.VMOVDQU64(t.q6s[i], z[26+i])
+		}
+		c.VMOVDQU64(t.z03, reg.Z30)
+	}
+	c.VMOVDQU64(t.z0f, reg.Z31)
 }
 
 // kPermScales spreads the scale words in Z18 to Z4..Z7, chunk by chunk
@@ -435,25 +445,109 @@ func kHsum2(c *build.Context, a, b reg.VecPhysical) {
 // kFloat adds a super-block's float terms, lane per row, to the sums:
 // X24 += (d·dy)·isum − (dmin·dy)·summs (mins), or X15 += (d·dy)·isum
 // (offsets), with the int32 sums in X21 (isum) and X22 (summs), dy in
-// X20, the half scales at d(SI) and m(SI).
-func kFloat(c *build.Context, b kBlock) {
+// X20, the half scales at d(w) and m(w) of the weight row w (one for
+// every lane) or rows w[0..3] (lane r from w[r]).
+func kFloat(c *build.Context, b kBlock, w []reg.GPPhysical) {
 	c.VCVTDQ2PS(reg.X21, reg.X21)
 	if b.offset {
-		kScaled(c, b.d, reg.X21)
+		kScaled(c, w, b.d, reg.X21)
 		c.VADDPS(reg.X21, reg.X15, reg.X15)
 		return
 	}
 	c.VCVTDQ2PS(reg.X22, reg.X22)
-	kScaled(c, b.d, reg.X21)
-	kScaled(c, b.m, reg.X22)
+	kScaled(c, w, b.d, reg.X21)
+	kScaled(c, w, b.m, reg.X22)
 	c.VSUBPS(reg.X22, reg.X21, reg.X21)
 	c.VADDPS(reg.X21, reg.X24, reg.X24)
 }
 
-// kScaled sets x = (half(off(SI))·dy)·x.
-func kScaled(c *build.Context, off int, x reg.VecPhysical) {
-	c.VPBROADCASTW(at(reg.RSI, off), reg.X23)
+// kScaled sets x = (half(off(w))·dy)·x, lane r's half from w[r] when
+// there are four rows.
+func kScaled(c *build.Context, w []reg.GPPhysical, off int, x reg.VecPhysical) {
+	if len(w) == 1 {
+		c.VPBROADCASTW(at(w[0], off), reg.X23)
+	} else {
+		for r, p := range w {
+			c.VPINSRW(operand.Imm(uint64(r)), at(p, off), reg.X23, reg.X23)
+		}
+	}
 	c.VCVTPH2PS(reg.X23, reg.X23)
 	c.VMULPS(reg.X20, reg.X23, reg.X23)
 	c.VMULPS(x, reg.X23, x)
+}
+
+// kDot512W4 writes the decode kernel of kind k: four weight rows (stride
+// bytes apart) with one q8_K activation row, dst[r] for weight row r, each
+// the bits of the one-row kernel (the same integer sums, exact; the same
+// float steps, lane per weight row). Per super-block each weight row is
+// unpacked in turn (its pointer moved to SI for kUnpack) and met with the
+// activation's super-block in kRow; lane r of the float sums is weight
+// row r's, its scales gathered into X23 by kScaled.
+//
+// Like q512Dot's four-row kernels it prefetches, at each super-block, the
+// same place in the next four rows (the rows of the next call over a
+// tile): a decode product streams its weights from memory, and the rows
+// a call starts on must already be on their way. A super-block is longer
+// than a line (q4_K 144 bytes, q6_K 210), so each next row gets a
+// prefetch per line the step covers (offsets 0, 64, 128, and 192 for
+// q6_K), none left to a demand miss. Prefetches never fault: the rows
+// past the last are harmless.
+//
+// k512.mat does not call them (1.2× in the cache, but from memory no less
+// CPU time than the one-row kernel on the machine measured: RATIONALE.md,
+// "The four-weight-row q4_K decode dot is generated but not used").
+//
+// Registers: RBX, R9, R10, R11 the weight rows, R8 the activation, AX the
+// stride, R12 and R13 the next rows 4 and 6, CX super-blocks left; vector
+// registers as kDot512's with four activation rows.
+func kDot512W4(c *build.Context, k kKind, t kTab) {
+	b := kBlocks[k]
+	z := avx512.v
+	sum := reg.X24
+	if b.offset {
+		sum = reg.X15
+	}
+	fn(c, b.name+"Dot4WAVX512", "func(w *byte, stride int, y *byte, nb int, dst *float32)",
+		"dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the",
+		"q8_K row y, for r < 4.")
+	rows := []reg.GPPhysical{reg.RBX, reg.R9, reg.R10, reg.R11}
+	c.Load(c.Param("w"), reg.RBX)
+	c.Load(c.Param("stride"), reg.RAX)
+	c.Load(c.Param("y"), reg.R8)
+	c.Load(c.Param("nb"), reg.RCX)
+	for r := 1; r < 4; r++ {
+		c.LEAQ(idx(rows[r-1], 0, reg.RAX, 1), rows[r])
+	}
+	c.LEAQ(idx(reg.R11, 0, reg.RAX, 1), reg.R12)
+	c.LEAQ(idx(reg.R12, 0, reg.RAX, 2), reg.R13)
+	kConsts(c, k, t)
+	c.VXORPS(sum, sum, sum)
+	loop := b.name[:2] + "kw4loop"
+	c.Label(loop)
+	for off := 0; off < b.bytes; off += 64 {
+		c.PREFETCHT0(at(reg.R12, off))
+		c.PREFETCHT0(idx(reg.R12, off, reg.RAX, 1))
+		c.PREFETCHT0(at(reg.R13, off))
+		c.PREFETCHT0(idx(reg.R13, off, reg.RAX, 1))
+	}
+	for r, p := range rows {
+		c.MOVQ(p, reg.RSI)
+		kUnpack(c, k, t)
+		kRow(c, reg.R8, z[8+r], b.offset, z[12+r])
+	}
+	kHsum4(c, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y21)
+	if !b.offset {
+		kHsum4(c, reg.Y12, reg.Y13, reg.Y14, reg.Y15, reg.Y22)
+	}
+	c.VBROADCASTSS(at(reg.R8, 0), reg.X20)
+	kFloat(c, b, rows)
+	for _, p := range append(rows, reg.R12, reg.R13) {
+		c.ADDQ(operand.I32(b.bytes), p)
+	}
+	c.ADDQ(operand.I32(292), reg.R8)
+	c.DECQ(reg.RCX)
+	c.JNZ(lbl(loop))
+	c.Load(c.Param("dst"), reg.RDI)
+	c.VMOVUPS(sum, at(reg.RDI, 0))
+	end(c, false)
 }
