@@ -204,9 +204,10 @@ bench-vs-llama: ggml-peer
 # (test-backend-ops perf) on the same ops and shapes, interleaved rounds at
 # 1 and 2 threads; writes docs/performance.md. The peer comes from
 # scripts/ggml-peer.sh when present, else GOGML_GGML_SYSROOT. ggml's perf
-# loop moves ~8 GB per case, so this takes ~13 min on a busy 2-core machine
-# (prompt batch 32, 1 round); BENCHVSGGML_FLAGS to change it (-prompt 512
-# -rounds 2: the full measurement, ~1 h there; -cases 'rope|cpy' to narrow).
+# loop moves ~8 GB per test-file case, so this takes ~15 min on a busy
+# 2-core machine (prompt batch 32, plus n=512 MUL_MAT rows from ggml's own
+# perf cases, 1 round); BENCHVSGGML_FLAGS to change it (-prompt-big 0 drops
+# the n=512 rows, -rounds 2, -cases 'rope|cpy' to narrow).
 .PHONY: bench-vs-ggml test-simd-levels
 bench-vs-ggml:
 	$(GO) run ./internal/cmd/benchvsggml $(BENCHVSGGML_FLAGS)

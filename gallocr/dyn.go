@@ -193,12 +193,19 @@ func NewDyn(alignment, maxSize uint64) (*Dyn, error) {
 	if !runtime.IsPow2(alignment) {
 		return nil, fmt.Errorf("dynamic allocator: alignment %d is not a power of two: %w", alignment, runtime.ErrAlignment)
 	}
-	d := &Dyn{alignment: alignment, indexAt: listLimit}
+	d := &Dyn{}
+	d.init(alignment, maxSize)
+	return d, nil
+}
+
+// init makes d an empty allocator for a valid alignment and max size,
+// keeping the chunk arrays d had (an Allocator reuses its Dyns).
+func (d *Dyn) init(alignment, maxSize uint64) {
+	d.alignment, d.maxChunk, d.indexAt = alignment, 0, listLimit
 	if maxSize != runtime.NoMaxSize && maxSize < unlimitedBlock {
 		d.maxChunk = maxSize
 	}
 	d.Reset()
-	return d, nil
 }
 
 // Unlimited reports whether the allocator has no per-chunk size limit.

@@ -14,6 +14,7 @@ package gallocr
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -29,7 +30,11 @@ type Allocator struct {
 	bufts   []runtime.BufferType
 	dynOf   []int
 	firstOf []int
-	dyns    []*Dyn
+	// mem holds the allocator's dynamic allocators and buffer lists; it
+	// comes from allocMemPool and goes back on Free (nil until the next
+	// reserve takes one again).
+	mem     *allocMem
+	dyns    []*Dyn             // mem.dyns, nil while mem is
 	buffers [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
 	// retired remembers the last maxRetired buffers this allocator freed
 	// (oldest first in retiredOrder), so tensors still naming them are
@@ -39,6 +44,10 @@ type Allocator struct {
 	// (nil before: a short list is scanned).
 	retired      map[runtime.Buffer]struct{}
 	retiredOrder []runtime.Buffer
+	// retiredFirst holds the first few retired buffers and oneIndex dynOf
+	// and firstOf of a one-entry list, inside the Allocator itself.
+	retiredFirst [4]runtime.Buffer
+	oneIndex     [2]int
 	strategy     Strategy
 	// lastIndex is the index of the graph last allocated; Free unbinds its
 	// tensors.
@@ -68,27 +77,71 @@ func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
 	if len(bufts) == 0 {
 		return nil, fmt.Errorf("gallocr: empty buffer list: %w", ErrBufferID)
 	}
-	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...)}
 	for i, bt := range bufts {
 		if bt == nil {
 			return nil, fmt.Errorf("gallocr: buffer type %d is nil", i)
 		}
 	}
-	a.dynOf, a.firstOf = dynIndex(a.bufts)
-	a.dyns = make([]*Dyn, len(a.firstOf))
-	for d, i := range a.firstOf {
-		bt := a.bufts[i]
-		dd, err := NewDyn(bt.Alignment(), bt.MaxSize())
-		if err != nil {
-			return nil, fmt.Errorf("gallocr: buffer type %s: %w", bt.Name(), err)
-		}
-		a.dyns[d] = dd
+	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...)}
+	if len(bufts) == 1 {
+		a.dynOf, a.firstOf = a.oneIndex[0:1:1], a.oneIndex[1:2:2] // both {0}
+	} else {
+		a.dynOf, a.firstOf = dynIndex(a.bufts)
 	}
-	a.buffers = make([][]runtime.Buffer, len(a.dyns))
+	a.retiredOrder = a.retiredFirst[:0:len(a.retiredFirst)]
+	for _, i := range a.firstOf {
+		if bt := a.bufts[i]; !runtime.IsPow2(bt.Alignment()) {
+			return nil, fmt.Errorf("gallocr: buffer type %s: dynamic allocator: alignment %d is not a power of two: %w", bt.Name(), bt.Alignment(), runtime.ErrAlignment)
+		}
+	}
+	a.takeMem()
 	for _, o := range opts {
 		o(a)
 	}
 	return a, nil
+}
+
+// allocMem is an Allocator's working memory between NewN (or the first
+// reserve after a Free) and Free: its dynamic allocators, with their chunk
+// and free-list arrays, and its per-dyn buffer lists. Pooled, so that an
+// allocator made, used and freed per graph (as ggml_gallocr_new/free are)
+// allocates little (the buffer lists themselves are new with each
+// reallocation: callers may keep them); see RATIONALE.md, "An allocator's working memory from
+// a pool".
+type allocMem struct {
+	dyns    []*Dyn
+	buffers [][]runtime.Buffer
+}
+
+var allocMemPool = sync.Pool{New: func() any { return new(allocMem) }}
+
+// takeMem gives a (whose buffer types NewN checked) working memory: one
+// empty dynamic allocator per distinct buffer type and no buffers.
+func (a *Allocator) takeMem() {
+	m := allocMemPool.Get().(*allocMem)
+	n := len(a.firstOf)
+	for len(m.dyns) < n {
+		m.dyns = append(m.dyns, new(Dyn))
+	}
+	if cap(m.buffers) < n {
+		m.buffers = make([][]runtime.Buffer, n)
+	}
+	m.buffers = m.buffers[:n]
+	for d, i := range a.firstOf {
+		bt := a.bufts[i]
+		m.dyns[d].init(bt.Alignment(), bt.MaxSize())
+		m.buffers[d] = nil
+	}
+	a.mem, a.dyns, a.buffers = m, m.dyns[:n], m.buffers
+}
+
+// putMem hands a's working memory back (its buffers already released).
+func (a *Allocator) putMem() {
+	if a.mem == nil {
+		return
+	}
+	allocMemPool.Put(a.mem)
+	a.mem, a.dyns, a.buffers = nil, nil, nil
 }
 
 // ours reports whether buf was allocated by this allocator (now or before a
@@ -135,6 +188,9 @@ func (a *Allocator) Reserve(g *runtime.Graph) error { return a.ReserveN(g, nil, 
 // allocated, nothing of this allocator stays allocated. Either way Reserve
 // may be called again.
 func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
+	if a.mem == nil {
+		a.takeMem() // freed before
+	}
 	mem := planMemPool.Get().(*planMemory)
 	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
@@ -170,7 +226,7 @@ func (a *Allocator) reallocate(pl *Plan) error {
 			continue
 		}
 		a.releaseDyn(d)
-		bufs := make([]runtime.Buffer, 0, len(need))
+		bufs := make([]runtime.Buffer, 0, len(need)) // the caller may keep Buffers' slices
 		for c, size := range need {
 			b, err := a.bufts[first].AllocBuffer(size)
 			if err != nil {
@@ -245,6 +301,7 @@ func (a *Allocator) Free() {
 	}
 	a.lastIndex = nil
 	a.freeAll()
+	a.putMem()
 }
 
 func (a *Allocator) planIndex() *runtime.GraphIndex {
@@ -261,7 +318,12 @@ func (a *Allocator) planIndex() *runtime.GraphIndex {
 func (a *Allocator) Plan() *Plan { return a.plan }
 
 // Buffers returns the backend buffers of buffer-list entry i, one per chunk.
-func (a *Allocator) Buffers(i int) []runtime.Buffer { return a.buffers[a.dynOf[i]] }
+func (a *Allocator) Buffers(i int) []runtime.Buffer {
+	if a.buffers == nil {
+		return nil // freed
+	}
+	return a.buffers[a.dynOf[i]]
+}
 
 // BufferSize returns the bytes allocated for buffer-list entry i; 0 for an
 // entry that shares its buffer type with an earlier one (counted there).
@@ -273,7 +335,7 @@ func (a *Allocator) BufferSize(i int) (uint64, error) {
 		return 0, nil
 	}
 	var s uint64
-	for _, b := range a.buffers[a.dynOf[i]] {
+	for _, b := range a.Buffers(i) {
 		s += b.Size()
 	}
 	return s, nil

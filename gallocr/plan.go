@@ -129,6 +129,14 @@ type planMemory struct {
 	placements []Placement
 	blocks     []Block
 	members    []int32
+	// plan is the Plan itself, chunks its Chunks, dynChunks the chunk
+	// sizes per dynamic allocator and sizes their storage (MaxChunks per
+	// dynamic allocator), so that a reserve in steady state allocates
+	// nothing.
+	plan      Plan
+	chunks    [][]uint64
+	dynChunks [][]uint64
+	sizes     []uint64
 }
 
 var planMemPool = sync.Pool{New: func() any { return new(planMemory) }}
@@ -569,31 +577,19 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 		}
 		blk.First, blk.Count = int32(start), int32(len(members)-start)
 	}
-	pl := &Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
+	var pl *Plan
+	if pm != nil {
+		pl = &pm.plan
+	} else {
+		pl = new(Plan)
+	}
+	*pl = Plan{Index: ix, DynOf: dynOf, FirstOf: firstOf, Blocks: blocks, Members: members, Events: p.events, Strategy: opt.Strategy}
 	if opt.Strategy == StrategyOptimized {
 		if err := optimizeBlocks(pl, dyns); err != nil {
 			return nil, fmt.Errorf("plan (optimized): %w", err)
 		}
 	}
-	// Chunk sizes from the blocks' final places.
-	dynChunks := make([][]uint64, len(dyns))
-	for d, dd := range dyns {
-		if dd.Unlimited() {
-			dynChunks[d] = []uint64{0}
-		}
-	}
-	for _, b := range pl.Blocks {
-		cs := dynChunks[b.Dyn]
-		for len(cs) <= b.At.Chunk {
-			cs = append(cs, 0)
-		}
-		cs[b.At.Chunk] = max(cs[b.At.Chunk], b.At.Offset+b.Size)
-		dynChunks[b.Dyn] = cs
-	}
-	pl.Chunks = make([][]uint64, len(bufts))
-	for i := range bufts {
-		pl.Chunks[i] = dynChunks[dynOf[i]]
-	}
+	pl.Chunks = chunkSizes(pl.Blocks, dyns, dynOf, pm)
 	if pm != nil {
 		pl.Placements = take(pm, &pm.placements, n)
 	} else {
@@ -627,6 +623,49 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 		}
 	}
 	return pl, nil
+}
+
+// chunkSizes returns, per entry of the buffer list, the size of each chunk
+// of its dynamic allocator: the end of the highest block placed in it (an
+// unlimited allocator always has its one chunk). The arrays come from pm
+// when it is not nil.
+func chunkSizes(blocks []Block, dyns []*Dyn, dynOf []int, pm *planMemory) [][]uint64 {
+	var dynChunks, chunks [][]uint64
+	var sizes []uint64
+	if pm != nil {
+		dynChunks = take(pm, &pm.dynChunks, len(dyns))
+		chunks = take(pm, &pm.chunks, len(dynOf))
+		sizes = take(pm, &pm.sizes, len(dyns)*MaxChunks)
+	} else {
+		dynChunks = make([][]uint64, len(dyns))
+		chunks = make([][]uint64, len(dynOf))
+	}
+	for d, dd := range dyns {
+		dynChunks[d] = nil
+		if sizes != nil {
+			// A dynamic allocator opens at most MaxChunks chunks: the
+			// three-index slice keeps appends inside its own share.
+			dynChunks[d] = sizes[d*MaxChunks : d*MaxChunks : (d+1)*MaxChunks]
+		}
+		if dd.Unlimited() {
+			dynChunks[d] = append(dynChunks[d], 0)
+		}
+	}
+	for _, b := range blocks {
+		cs := dynChunks[b.Dyn]
+		for len(cs) <= b.At.Chunk {
+			cs = append(cs, 0)
+		}
+		cs[b.At.Chunk] = max(cs[b.At.Chunk], b.At.Offset+b.Size)
+		dynChunks[b.Dyn] = cs
+	}
+	for i, d := range dynOf {
+		chunks[i] = dynChunks[d]
+		if len(chunks[i]) == 0 {
+			chunks[i] = nil // no chunk opened, as without pm
+		}
+	}
+	return chunks
 }
 
 // BlockTensors returns the graph-index ids of block b's tensors: the one

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	goruntime "runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -75,58 +76,76 @@ func (g *gogmlGraph) reserveAlloc(gr *runtime.Graph) (*gallocr.Allocator, error)
 }
 
 // fresh times reps repetitions of new allocator + reserve + alloc graph +
-// free. With numbering each repetition plans a graph it has not seen, so
-// the graph's tensor numbering is part of the time; without, the graph
-// keeps its numbering between repetitions. The new graphs (over the same
-// tensors) are built before the batch: ggml's side builds its graph once,
-// untimed.
-func (g *gogmlGraph) fresh(reps int, numbering bool) ([]sample, error) {
-	graphs := make([]*runtime.Graph, reps)
+// free, after one untimed (as the C side does). With numbering each
+// repetition plans a graph it has not seen, so the graph's tensor
+// numbering is part of the time; without, the graph keeps its numbering
+// between repetitions. The new graphs (over the same tensors) are built
+// before the batch: ggml's side builds its graph once, untimed. It also
+// returns the bytes the timed repetitions allocated, per repetition.
+func (g *gogmlGraph) fresh(reps int, numbering bool) ([]sample, float64, error) {
+	graphs := make([]*runtime.Graph, reps+1)
 	for i := range graphs {
 		graphs[i] = g.f.Graph
 		if numbering {
 			ng, err := runtime.NewGraphFrom(g.f.Graph.Leafs(), g.f.Graph.Nodes())
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			graphs[i] = ng
 		}
 	}
 	clearPlaces(g.f.Graph.Index())
-	out := make([]sample, reps)
+	out := make([]sample, reps+1)
+	var bytes uint64
 	for i, gr := range graphs {
+		if i == 1 {
+			bytes = allocated()
+		}
 		t0 := now()
 		a, err := g.reserveAlloc(gr)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		a.Free()
 		out[i] = since(t0)
 	}
-	return out, nil
+	return out[1:], float64(allocated()-bytes) / float64(reps), nil
 }
 
 // warm times reps alloc graphs on an allocator reserved once, every tensor
-// placed again each time.
-func (g *gogmlGraph) warm(reps int) ([]sample, error) {
+// placed again each time, after one untimed; it also returns the bytes
+// allocated per timed repetition.
+func (g *gogmlGraph) warm(reps int) ([]sample, float64, error) {
 	gr := g.f.Graph
 	ix := gr.Index()
 	clearPlaces(ix)
 	a, err := g.reserveAlloc(gr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer a.Free()
-	out := make([]sample, reps)
+	out := make([]sample, reps+1)
+	var bytes uint64
 	for i := range out {
+		if i == 1 {
+			bytes = allocated()
+		}
 		clearPlaces(ix)
 		t0 := now()
 		if err := a.AllocGraph(gr); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out[i] = since(t0)
 	}
-	return out, nil
+	return out[1:], float64(allocated()-bytes) / float64(reps), nil
+}
+
+// allocated returns the bytes the Go heap has handed out so far (exact:
+// runtime.ReadMemStats stops the world, outside the timed repetitions).
+func allocated() uint64 {
+	var m goruntime.MemStats
+	goruntime.ReadMemStats(&m)
+	return m.TotalAlloc
 }
 
 // plan reserves and allocates on a fresh allocator and returns the buffer

@@ -46,7 +46,7 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a graph it has not seen (ggml hashes its tensors inside reserve); *kept* is gogml with the numbering kept from an earlier reserve. ")
 	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. ")
 	b.WriteString("Each repetition is timed by the wall clock and by the process's CPU time (gogml's includes its garbage collector's threads; other processes on a busy machine inflate neither). ")
-	b.WriteString("gogml's garbage collector runs when it will: a collection started by one batch's garbage (the new graphs built for the numbering batches, the plans) is timed in whichever batch it overlaps, so even *warm*, which allocates nothing, shows a tail. ")
+	b.WriteString("Both sides time each batch the same way: the harness first collects its own garbage (the graphs built for a numbering batch, the C side's answers, earlier samples), so no batch is timed with a collection of garbage it did not make, and each batch starts with one untimed repetition, so neither side's first repetition pays for the caches the other side left; a collection that gogml's own repetitions start is timed where it falls, and what they allocate is shown below. ")
 	b.WriteString("Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
 
 	var sums [2][3]summary // [wall, cpu][fresh, kept, warm]
@@ -109,6 +109,26 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 		}
 		b.WriteString("\n")
 	}
+	// What gogml's timed repetitions allocated: the garbage whose
+	// collection is timed only when it falls inside a batch.
+	b.WriteString("\ngogml's heap allocation per timed repetition (bytes; mean over graphs, largest):")
+	for k, mode := range []int{gogmlFreshNum, gogmlFreshKept, gogmlWarm} {
+		var sum, most float64
+		var mostGraph string
+		for _, r := range res {
+			if r.skip != "" {
+				continue
+			}
+			v := r.bytesPerRep(mode)
+			sum += v
+			if v >= most {
+				most, mostGraph = v, r.g.name
+			}
+		}
+		sep := map[bool]string{true: " ", false: "; "}[k == 0]
+		fmt.Fprintf(&b, "%s%s %.0f (%.0f, %s)", sep, []string{"fresh, numbering counted", "fresh, numbering kept", "warm"}[k], sum/float64(compared), most, mostGraph)
+	}
+	b.WriteString(".\n")
 	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
 	var unpadded []*result
 	for _, r := range res {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 
@@ -27,6 +28,11 @@ type result struct {
 	nodes   int
 	reps    int
 	samples [nModes][]sample
+	// bytes sums, per gogml mode, the bytes its batches allocated per
+	// repetition (the garbage a collection will cost later), one term a
+	// batch.
+	bytes   [nModes]float64
+	batches [nModes]int
 	// Plan comparison: buffer sizes equal, tensors placed alike, tensors
 	// placed differently (first one described in firstDiff).
 	sizesEqual        bool
@@ -147,29 +153,47 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
 	}
 	type batch struct {
 		mode int
-		run  func() ([]sample, error)
+		run  func() ([]sample, float64, error)
 	}
-	cSide := []batch{
-		{ggmlFresh, func() ([]sample, error) { return c.times("fresh", r.id, r.reps) }},
-		{ggmlWarm, func() ([]sample, error) { return c.times("warm", r.id, r.reps) }},
+	ggml := func(mode string) func() ([]sample, float64, error) {
+		return func() ([]sample, float64, error) {
+			s, err := c.times(mode, r.id, r.reps)
+			return s, 0, err
+		}
 	}
+	cSide := []batch{{ggmlFresh, ggml("fresh")}, {ggmlWarm, ggml("warm")}}
 	goSide := []batch{
-		{gogmlFreshNum, func() ([]sample, error) { return r.g.fresh(r.reps, true) }},
-		{gogmlFreshKept, func() ([]sample, error) { return r.g.fresh(r.reps, false) }},
-		{gogmlWarm, func() ([]sample, error) { return r.g.warm(r.reps) }},
+		{gogmlFreshNum, func() ([]sample, float64, error) { return r.g.fresh(r.reps, true) }},
+		{gogmlFreshKept, func() ([]sample, float64, error) { return r.g.fresh(r.reps, false) }},
+		{gogmlWarm, func() ([]sample, float64, error) { return r.g.warm(r.reps) }},
 	}
 	order := append(cSide, goSide...)
 	if !ggmlFirst {
 		order = append(goSide, cSide...)
 	}
 	for _, b := range order {
-		s, err := b.run()
+		// Every batch, either side's, starts with the harness's own
+		// garbage collected (the graphs built for a numbering batch, the
+		// C side's answers, earlier batches' samples), so that no batch is
+		// timed with a collection of garbage it did not make; what
+		// gogml's timed repetitions allocate is reported instead
+		// (RATIONALE.md, "benchplanner collects before each batch").
+		goruntime.GC()
+		s, bytes, err := b.run()
 		if err != nil {
 			return err
 		}
 		r.samples[b.mode] = append(r.samples[b.mode], s...)
+		r.bytes[b.mode] += bytes
+		r.batches[b.mode]++
 	}
 	return nil
+}
+
+// bytesPerRep returns the bytes gogml's mode allocated per repetition,
+// averaged over its batches.
+func (r *result) bytesPerRep(mode int) float64 {
+	return r.bytes[mode] / float64(max(r.batches[mode], 1))
 }
 
 func median(v []float64) float64 {

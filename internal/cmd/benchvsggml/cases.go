@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/gogml/gogml/internal/ggmlpeer"
 	"github.com/gogml/gogml/runtime"
@@ -11,11 +12,15 @@ import (
 
 // benchCase is one op at one shape, run on both sides.
 type benchCase struct {
-	name  string // unique, [A-Za-z0-9_]: ggml's test-file name field
-	op    string // the op as ggml names it
-	desc  string // the shape in words, for the report
-	ggml  ggmlOp
-	build func(ctx *runtime.Context) *runtime.Tensor // gogml's graph
+	name string // unique, [A-Za-z0-9_]: ggml's test-file name field
+	op   string // the op as ggml names it
+	desc string // the shape in words, for the report
+	ggml ggmlOp
+	// builtin, when set, is the start of the parameters of one of
+	// test-backend-ops' own perf cases of op, which ggml runs instead of
+	// a test-file line (see bigPromptCases).
+	builtin string
+	build   func(ctx *runtime.Context) *runtime.Tensor // gogml's graph
 }
 
 // ggmlOp is one line of test-backend-ops' --test-file format (a generic op:
@@ -45,12 +50,13 @@ func (g ggmlOp) line(ops map[string]int, name string) (string, error) {
 func f32bits(f float32) int32 { return int32(math.Float32bits(f)) }
 
 // benchCases returns the cases: MUL_MAT of a k×k weight of each type by 1
-// (decode) and prompt f32 activation rows, then the row ops on the
-// shapes of a 4096-wide model's prompt of 512 tokens.
-func benchCases(k, prompt int64) []benchCase {
+// (decode) and by each prompt's count of f32 activation rows, then the row
+// ops on the shapes of a 4096-wide model's prompt of 512 tokens, then
+// FLASH_ATTN_EXT for decode and each prompt.
+func benchCases(k int64, prompts []int64) []benchCase {
 	var cs []benchCase
 	ks := strconv.FormatInt(k, 10)
-	for _, n := range []int64{1, prompt} {
+	for _, n := range append([]int64{1}, prompts...) {
 		for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeQ6_K} {
 			cs = append(cs, benchCase{
 				name: fmt.Sprintf("mm_%s_n%d", t, n),
@@ -108,7 +114,7 @@ func benchCases(k, prompt int64) []benchCase {
 			return ctx.SwigluSplit(ctx.NewTensor2D(runtime.TypeF32, w, rows), ctx.NewTensor2D(runtime.TypeF32, w, rows))
 		},
 	})
-	cs = append(cs, flashAttnCases(prompt)...)
+	cs = append(cs, flashAttnCases(prompts)...)
 	for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeQ8_0} {
 		cs = append(cs, benchCase{
 			name: "get_rows_" + t.String(), op: "GET_ROWS", desc: fmt.Sprintf("%s [4096, 4096], 512 rows to f32", t),
@@ -132,14 +138,56 @@ func benchCases(k, prompt int64) []benchCase {
 	return cs
 }
 
+// bigPromptM and bigPromptK are the weight shape of test-backend-ops' own
+// MUL_MAT perf cases (m=4096 rows of k=14336) that have a batch of 512.
+const bigPromptM, bigPromptK = 4096, 14336
+
+// bigPromptCases are MUL_MAT of a 4096×14336 weight of each type by n f32
+// activation rows, as test-backend-ops' own perf cases (n is 512 there):
+// those are sized by their FLOPs (8 GFLOP and a second a case), where a
+// test-file line is sized by its bytes (8 GB), which at n=512 means a
+// hundred runs or more of 17+ GFLOP each (RATIONALE.md, "bench-vs-ggml:
+// prompt rows at n=512 from ggml's own perf cases").
+func bigPromptCases(n int64) []benchCase {
+	var cs []benchCase
+	for _, t := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K, runtime.TypeQ6_K} {
+		cs = append(cs, benchCase{
+			name: fmt.Sprintf("mm_%s_n%d_k%d", t, n, bigPromptK),
+			op:   "MUL_MAT",
+			desc: fmt.Sprintf("%s weights %d×%d (k×m), f32 activations n=%d (ggml's own perf case)", t, bigPromptK, bigPromptM, n),
+			ggml: ggmlOp{op: "MUL_MAT", typ: runtime.TypeF32, ne: [4]int64{bigPromptM, n, 1, 1},
+				srcTypes: []runtime.Type{t, runtime.TypeF32}, srcNe: [][4]int64{{bigPromptK, bigPromptM, 1, 1}, {bigPromptK, n, 1, 1}}},
+			builtin: fmt.Sprintf("type_a=%s,type_b=f32,m=%d,n=%d,k=%d,bs=[1,1],nr=[1,1],", ggmlTypeName(t), bigPromptM, n, bigPromptK),
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.MulMat(ctx.NewTensor2D(t, bigPromptK, bigPromptM), ctx.NewTensor2D(runtime.TypeF32, bigPromptK, n))
+			},
+		})
+	}
+	return cs
+}
+
+// ggmlTypeName is ggml_type_name of t (ggml spells the k-quants q4_K).
+func ggmlTypeName(t runtime.Type) string {
+	s := t.String()
+	if strings.HasSuffix(s, "_k") {
+		s = strings.TrimSuffix(s, "_k") + "_K"
+	}
+	return s
+}
+
 // flashAttnCases are FLASH_ATTN_EXT of a llama-style layer (head size 128,
 // 32 query heads over 8 f16 K/V heads, f16 mask, scale 1/√128): decode
-// (1 token against 4096 keys) and prompt (prompt tokens against 512 keys).
-func flashAttnCases(prompt int64) []benchCase {
+// (1 token against 4096 keys) and each prompt (its tokens against 512
+// keys).
+func flashAttnCases(prompts []int64) []benchCase {
 	const d, nh, nhkv = 128, 32, 8
 	scale := float32(1 / math.Sqrt(d))
 	var cs []benchCase
-	for _, s := range [][2]int64{{1, 4096}, {prompt, 512}} {
+	shapes := [][2]int64{{1, 4096}}
+	for _, n := range prompts {
+		shapes = append(shapes, [2]int64{n, 512})
+	}
+	for _, s := range shapes {
 		nq, nkv := s[0], s[1]
 		cs = append(cs, benchCase{
 			name: fmt.Sprintf("fa_n%d_kv%d", nq, nkv), op: "FLASH_ATTN_EXT",

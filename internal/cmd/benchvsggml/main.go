@@ -14,11 +14,13 @@
 // also gives the machine's references measured in the same run: the f32
 // FMA peak of each SIMD level and the copy bandwidth.
 //
-// ggml's perf loop runs each case for about 8 GB of operand traffic (at
-// least a second), so cases that are compute-bound take long: the default
-// prompt batch is 32 rows (about 13 minutes for 1 round at 1 and 2 threads
-// on a busy 2-core machine); -prompt 512 -rounds 2 is the full measurement
-// and takes about an hour there.
+// ggml's perf loop runs a test-file case for at least a second and 8 GB
+// of operand traffic, so compute-bound cases take long: the k×k prompt
+// MUL_MAT and FLASH_ATTN_EXT rows use the batches -prompt lists (default
+// 32). The n=512 MUL_MAT rows (-prompt-big) are test-backend-ops' own perf
+// cases (4096×14336 weights), which it sizes by FLOPs instead: one or two
+// runs of 60 GFLOP. One round at 1 and 2 threads takes about a quarter
+// of an hour on a busy 2-core machine.
 //
 // The peer is found with scripts/ggml-peer.sh when the checkout has it,
 // else in the sysroot named by GOGML_GGML_SYSROOT (a directory holding
@@ -57,11 +59,14 @@ type options struct {
 	threads []int
 	rounds  int
 	k       int64
-	prompt  int64
-	out     string
-	filter  *regexp.Regexp
-	budget  time.Duration
-	timeout time.Duration
+	prompts []int64
+	// promptBig is the batch of the MUL_MAT rows at ggml's own perf shape
+	// (0: none).
+	promptBig int64
+	out       string
+	filter    *regexp.Regexp
+	budget    time.Duration
+	timeout   time.Duration
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -69,7 +74,8 @@ func run(args []string, stdout io.Writer) error {
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	rounds := fs.Int("rounds", 1, "interleaved rounds (each side's best round is reported)")
 	k := fs.Int64("k", 4096, "MUL_MAT weight size k×k (rows of length k, k rows)")
-	prompt := fs.Int64("prompt", 32, "MUL_MAT activation rows of the prompt cases (decode is 1)")
+	prompt := fs.String("prompt", "32", "comma-separated activation rows of the k×k prompt MUL_MAT and the FLASH_ATTN_EXT prompt cases (decode is 1)")
+	promptBig := fs.Int64("prompt-big", 512, "activation rows of the MUL_MAT prompt cases at test-backend-ops' own perf shape (4096×14336 weights, ggml runs its own case; 0: none)")
 	out := fs.String("out", "docs/performance.md", "report path (- for stdout only)")
 	filter := fs.String("cases", "", "regexp selecting cases by name (default all)")
 	budget := fs.Duration("budget", 500*time.Millisecond, "gogml timing budget per case and round")
@@ -77,7 +83,10 @@ func run(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	o := options{rounds: max(*rounds, 1), k: *k, prompt: *prompt, out: *out, budget: *budget, timeout: *timeout}
+	o := options{rounds: max(*rounds, 1), k: *k, promptBig: *promptBig, out: *out, budget: *budget, timeout: *timeout}
+	if o.promptBig != 0 && o.promptBig != 512 {
+		return fmt.Errorf("-prompt-big %d: ggml's own perf cases have 512 rows (or 0: none)", o.promptBig)
+	}
 	for f := range strings.SplitSeq(*threads, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 1024 {
@@ -85,15 +94,22 @@ func run(args []string, stdout io.Writer) error {
 		}
 		o.threads = append(o.threads, n)
 	}
+	for f := range strings.SplitSeq(*prompt, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 2 || n > 4096 {
+			return fmt.Errorf("-prompt: %q is not a row count in [2, 4096]", f)
+		}
+		if slices.Contains(o.prompts, n) {
+			return fmt.Errorf("-prompt: %d given twice", n)
+		}
+		o.prompts = append(o.prompts, n)
+	}
 	var err error
 	if o.filter, err = regexp.Compile(*filter); err != nil {
 		return fmt.Errorf("-cases: %w", err)
 	}
 	if o.k < 256 || o.k%256 != 0 || o.k > 16384 {
 		return fmt.Errorf("-k %d: want a multiple of 256 in [256, 16384] (k-quant blocks)", o.k)
-	}
-	if o.prompt < 2 || o.prompt > 4096 {
-		return fmt.Errorf("-prompt %d: want [2, 4096]", o.prompt)
 	}
 	peer, err := findPeer()
 	if err != nil {
@@ -103,7 +119,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cases := slices.DeleteFunc(benchCases(o.k, o.prompt), func(c benchCase) bool { return !o.filter.MatchString(c.name) })
+	all := benchCases(o.k, o.prompts)
+	if o.promptBig > 0 {
+		all = append(all, bigPromptCases(o.promptBig)...)
+	}
+	cases := slices.DeleteFunc(all, func(c benchCase) bool { return !o.filter.MatchString(c.name) })
 	if len(cases) == 0 {
 		return errors.New("no case matches -cases")
 	}
@@ -114,7 +134,12 @@ func run(args []string, stdout io.Writer) error {
 	defer os.RemoveAll(dir)
 	testFile := filepath.Join(dir, "cases.txt")
 	var tf bytes.Buffer
+	var builtins []benchCase // ggml runs its own perf cases for these
 	for _, c := range cases {
+		if c.builtin != "" {
+			builtins = append(builtins, c)
+			continue
+		}
 		line, err := c.ggml.line(ops, c.name)
 		if err != nil {
 			return err
@@ -147,8 +172,13 @@ func run(args []string, stdout io.Writer) error {
 	for r := range o.rounds {
 		for _, nt := range o.threads {
 			fmt.Fprintf(stdout, "round %d/%d, %d thread(s): ggml...\n", r+1, o.rounds, nt)
-			g, err := peer.runPerf(testFile, nt, o.timeout)
-			if err != nil {
+			g := map[string]float64{}
+			if len(builtins) < len(cases) {
+				if g, err = peer.runPerf(testFile, nt, o.timeout); err != nil {
+					return err
+				}
+			}
+			if err := peer.runBuiltins(builtins, g, nt, o.timeout); err != nil {
 				return err
 			}
 			for name, us := range g {
@@ -214,15 +244,18 @@ func measureRefs(threads []int) refs {
 
 func writeReport(w *bytes.Buffer, o options, cases []benchCase, r refs, elapsed time.Duration, load string, get func(nt int, name string) (float64, float64)) {
 	fmt.Fprintf(w, "# gogml vs ggml 0.27.0: CPU backend\n\n")
-	fmt.Fprintf(w, "Generated by `make bench-vs-ggml` (`go run ./internal/cmd/benchvsggml -threads %s -rounds %d -k %d -prompt %d`) on %s, %s, in %s.\n",
-		joinInts(o.threads), o.rounds, o.k, o.prompt, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
+	fmt.Fprintf(w, "Generated by `make bench-vs-ggml` (`go run ./internal/cmd/benchvsggml -threads %s -rounds %d -k %d -prompt %s -prompt-big %d`) on %s, %s, in %s.\n",
+		joinInts(o.threads), o.rounds, o.k, joinInts(o.prompts), o.promptBig, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
 	fmt.Fprintf(w, "gogml kernels: %s (SIMD level %s). Load average (1 min) %s: on a shared machine\n", vec.Implementation(), vec.Level(), load)
 	fmt.Fprintf(w, "every figure moves with the other work, which is why both sides run interleaved and each keeps its best round.\n\n")
 	fmt.Fprintf(w, "ggml: Debian's ggml 0.27.0 `test-backend-ops perf -b CPU --test-file F` (F lists every case below as a generic op),\n")
 	fmt.Fprintf(w, "its OpenMP threads capped with OMP_THREAD_LIMIT. gogml: the same one-node graph through `Backend.Compute`\n")
 	fmt.Fprintf(w, "with as many workers. Both report the mean µs/run of a timed loop; each side's figure is its best of %d\n", o.rounds)
 	fmt.Fprintf(w, "interleaved rounds. ratio = gogml throughput ÷ ggml throughput (ggml µs ÷ gogml µs; > 1: gogml faster).\n")
-	fmt.Fprintf(w, "ggml's MUL_MAT here is its plain CPU path (test-backend-ops does not use the repacking \"extra\" buffer type).\n\n")
+	fmt.Fprintf(w, "ggml's MUL_MAT here is its plain CPU path (test-backend-ops does not use the repacking \"extra\" buffer type).\n")
+	fmt.Fprintf(w, "Rows marked \"ggml's own perf case\" are test-backend-ops' built-in MUL_MAT cases of that shape (`perf -o MUL_MAT -p ...`),\n")
+	fmt.Fprintf(w, "which ggml times for 8 GFLOP and at least a second; a test-file line is timed for 8 GB of operands, a hundred\n")
+	fmt.Fprintf(w, "runs and more at n=512.\n\n")
 	fmt.Fprintf(w, "## References measured in the same run\n\n| threads |")
 	for _, l := range r.levels {
 		fmt.Fprintf(w, " %s FMA peak GFLOP/s |", l)
@@ -284,10 +317,10 @@ func ratio(g, m float64) string {
 	return fmt.Sprintf("%.2f", g/m)
 }
 
-func joinInts(v []int) string {
+func joinInts[T int | int64](v []T) string {
 	s := make([]string, len(v))
 	for i, n := range v {
-		s[i] = strconv.Itoa(n)
+		s[i] = strconv.FormatInt(int64(n), 10)
 	}
 	return strings.Join(s, ",")
 }
@@ -339,19 +372,12 @@ var (
 // runPerf runs every case of testFile on ggml with nt threads and returns
 // µs/run by case name.
 func (p *peer) runPerf(testFile string, nt int, timeout time.Duration) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	argv := append(slices.Clone(p.argv), "perf", "-b", "CPU", "--test-file", testFile)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(nt), "OMP_NUM_THREADS="+strconv.Itoa(nt))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := p.perf(timeout, nt, "--test-file", testFile)
 	if err != nil {
-		return nil, fmt.Errorf("ggml test-backend-ops: %w\n%s%s", err, tail(out), tail(stderr.Bytes()))
+		return nil, err
 	}
 	res := map[string]float64{}
-	for line := range strings.SplitSeq(ansiRE.ReplaceAllString(string(out), ""), "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if m := perfRE.FindStringSubmatch(line); m != nil {
 			v, err := strconv.ParseFloat(m[3], 64)
 			if err == nil {
@@ -360,9 +386,71 @@ func (p *peer) runPerf(testFile string, nt int, timeout time.Duration) (map[stri
 		}
 	}
 	if len(res) == 0 {
-		return nil, fmt.Errorf("ggml test-backend-ops printed no timing\n%s", tail(out))
+		return nil, fmt.Errorf("ggml test-backend-ops printed no timing\n%s", tail([]byte(out)))
 	}
 	return res, nil
+}
+
+// perf runs test-backend-ops perf on the CPU backend with nt threads and
+// the given arguments and returns its output, colours removed.
+func (p *peer) perf(timeout time.Duration, nt int, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	argv := append(slices.Clone(p.argv), append([]string{"perf", "-b", "CPU"}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(nt), "OMP_NUM_THREADS="+strconv.Itoa(nt))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("ggml test-backend-ops: %w\n%s%s", err, tail(out), tail(stderr.Bytes()))
+	}
+	return ansiRE.ReplaceAllString(string(out), ""), nil
+}
+
+// builtinRE matches a perf line of one of test-backend-ops' own cases:
+// the op, its parameters and µs/run.
+var builtinRE = regexp.MustCompile(`^\s*([A-Z_0-9]+)\((.*)\):\s+(\d+) runs -\s+([0-9.]+) us/run`)
+
+// runBuiltins runs test-backend-ops' own perf cases that cs name (their
+// op and the start of their parameters) on ggml with nt threads and sets
+// each case's µs/run in res.
+func (p *peer) runBuiltins(cs []benchCase, res map[string]float64, nt int, timeout time.Duration) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var alts []string
+	for _, c := range cs {
+		if c.op != cs[0].op {
+			return fmt.Errorf("ggml's own perf cases of %s and %s in one run", cs[0].op, c.op)
+		}
+		alts = append(alts, regexp.QuoteMeta(c.builtin))
+	}
+	out, err := p.perf(timeout, nt, "-o", cs[0].op, "-p", "^("+strings.Join(alts, "|")+")")
+	if err != nil {
+		return err
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		m := builtinRE.FindStringSubmatch(line)
+		if m == nil || m[1] != cs[0].op {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[4], 64)
+		if err != nil {
+			continue
+		}
+		for _, c := range cs {
+			if _, done := res[c.name]; !done && strings.HasPrefix(m[2], c.builtin) {
+				res[c.name] = v
+			}
+		}
+	}
+	for _, c := range cs {
+		if _, ok := res[c.name]; !ok {
+			return fmt.Errorf("ggml test-backend-ops ran no perf case %s(%s...)\n%s", c.op, c.builtin, tail([]byte(out)))
+		}
+	}
+	return nil
 }
 
 func tail(b []byte) string {

@@ -9,9 +9,10 @@
 //                     "TYPEIDX CHUNK OFFSET" (-1 -1 -1: no place from us)
 //   fresh ID REPS  -> "times W1/C1 ... WREPS/CREPS": wall and CPU ns per
 //                     new_n + reserve_n + alloc_graph + free, each
-//                     repetition timed alone
+//                     repetition timed alone, after one untimed
 //   warm ID REPS   -> "times ...": ns per alloc_graph on a reserved
-//                     allocator, every tensor placed again
+//                     allocator, every tensor placed again (also
+//                     after one untimed)
 //   quit
 //
 // The buffer types hold no memory: each buffer gets a distinct fake base
@@ -349,12 +350,15 @@ static void fresh(int id, int reps) {
     if (!G) return;
     struct stamp * ns = calloc(reps, sizeof *ns);
     reset_places(G);
-    for (int r = 0; r < reps; r++) {
+    // One untimed repetition first (r = -1), as the Go side does: each
+    // batch times the steady state, not the caches the other side left.
+    for (int r = -1; r < reps; r++) {
         struct stamp t0 = now();
         ggml_gallocr_t a = ggml_gallocr_new_n(G->list, G->nbuf);
         bool ok = ggml_gallocr_reserve_n(a, G->g, G->node_ids, G->leaf_ids) && ggml_gallocr_alloc_graph(a, G->g);
         ggml_gallocr_free(a);
-        ns[r] = since(t0);
+        struct stamp d = since(t0);
+        if (r >= 0) ns[r] = d;
         reset_places(G);
         if (!ok) {
             printf("error reserve or alloc failed\n");
@@ -377,11 +381,12 @@ static void warm(int id, int reps) {
         free(ns);
         return;
     }
-    for (int r = 0; r < reps; r++) {
+    for (int r = -1; r < reps; r++) { // r = -1: untimed, as in fresh
         reset_places(G);
         struct stamp t0 = now();
         bool ok = ggml_gallocr_alloc_graph(a, G->g);
-        ns[r] = since(t0);
+        struct stamp d = since(t0);
+        if (r >= 0) ns[r] = d;
         if (!ok) {
             printf("error alloc failed\n");
             fflush(stdout);

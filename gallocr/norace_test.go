@@ -1,0 +1,5 @@
+//go:build !race
+
+package gallocr
+
+const raceEnabled = false
