@@ -34,6 +34,7 @@ var files = []struct {
 	{"f16dot_amd64.s", genF16Dot},
 	{"f16_amd64.s", genF16Conv},
 	{"qdot2_amd64.s", genQDot2},
+	{"qkgemm_amd64.s", genQKGemm},
 }
 
 // errStale is returned by -check when a committed file differs from what
