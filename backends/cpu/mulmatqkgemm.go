@@ -14,7 +14,7 @@ import (
 // worker packs vec.QGemmRows weight rows at a time into a panel of its own
 // and runs the tile over every full group of vec.QGemmCols activation
 // rows, read in place; the rows of a last partial group go through the
-// type's row tiles (vec.DotQ4_KMat), which give the same bits. See
+// type's row tiles (vec.DotQ4_KMat, ...), which give the same bits. See
 // RATIONALE.md, "k-quant GEMM tile".
 
 // qkGemmMinM is the fewest activation rows that take the tile. At 8 rows
@@ -33,6 +33,7 @@ type qkGemm struct {
 // qkGemms are the k-quant tiles by weight type (read only).
 var qkGemms = map[runtime.Type]qkGemm{
 	runtime.TypeQ4_K: {vec.QGemmQ4_KPanelBytes, vec.PackQ4_KPanel, vec.QGemmQ4_KTile},
+	runtime.TypeQ6_K: {vec.QGemmQ6_KPanelBytes, vec.PackQ6_KPanel, vec.QGemmQ6_KTile},
 }
 
 // qkGemmDot returns the dot phase of MUL_MAT node t (weights am, result

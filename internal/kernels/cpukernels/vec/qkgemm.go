@@ -31,6 +31,115 @@ const (
 	qkPanelBlock  = qkPanelQuants + 8*QGemmRows*32 // 5248 bytes
 )
 
+// A q6_K panel holds, per super-block, the 16 rows' d as float32 (64
+// bytes), the 16 group scales as int32 vectors (1024 bytes), the scales
+// again as 8 vectors of (s_2k, s_2k+1) int16 pairs (512 bytes), then the
+// quants as q+32 (0..63), 4 vectors per group of 16 elements, laid out as
+// q4_K's (byte 64·(e/4) + 4·r + e%4 is element e of row r). The offset
+// is taken back once per super-block: 32·Σ_g s_g·bsum_g, one VPDPWSSD
+// per scale pair; the integer sums are dotQ6_K's exactly.
+const (
+	q6PanelD      = 0
+	q6PanelScales = 64
+	q6PanelPairs  = 1088
+	q6PanelQuants = 1600
+	q6PanelBlock  = q6PanelQuants + QKK*QGemmRows // 5696 bytes
+)
+
+// QGemmQ6_KPanelBytes is the size of a q6_K panel of nb super-blocks.
+func QGemmQ6_KPanelBytes(nb int) int { return nb * q6PanelBlock }
+
+// PackQ6_KPanel is PackQ4_KPanel for q6_K weights.
+func PackQ6_KPanel(dst, w []byte, stride, rows, nb int) error {
+	if err := checkPanel(dst, w, stride, rows, nb, Q6_KBlockSize); err != nil {
+		return err
+	}
+	if len(dst) < QGemmQ6_KPanelBytes(nb) {
+		return fmt.Errorf("%w: q6_K panel of %d bytes for %d super-blocks", ErrShape, len(dst), nb)
+	}
+	packQ6_KPanel(dst, w, stride, rows, nb)
+	return nil
+}
+
+// QGemmQ6_KTile is QGemmQ4_KTile for a q6_K panel: the bits of
+// DotQ6_KRows.
+func QGemmQ6_KTile(out []float32, p, y []byte, ys, nb int) error {
+	if err := checkQKTile(out, p, y, ys, nb, QGemmQ6_KPanelBytes(nb)); err != nil {
+		return err
+	}
+	qkTileQ6_K(out, p, y, ys, nb)
+	return nil
+}
+
+// checkQKTile checks a k-quant tile's arguments (panel of pbytes).
+func checkQKTile(out []float32, p, y []byte, ys, nb, pbytes int) error {
+	switch {
+	case nb <= 0 || len(out) < QGemmCols*QGemmRows || len(p) < pbytes:
+		return fmt.Errorf("%w: k-quant tile of %d super-blocks: panel %d bytes, out %d", ErrShape, nb, len(p), len(out))
+	case ys < nb*Q8_KBlockSize || ys > (len(y)-nb*Q8_KBlockSize)/(QGemmCols-1):
+		return fmt.Errorf("%w: %d q8_K rows of %d blocks, %d bytes apart, in %d bytes", ErrShape, QGemmCols, nb, ys, len(y))
+	}
+	return nil
+}
+
+// packQ6_KPanelGo is PackQ6_KPanel (arguments checked).
+func packQ6_KPanelGo(dst, w []byte, stride, rows, nb int) {
+	le := binary.LittleEndian
+	clear(dst[:QGemmQ6_KPanelBytes(nb)])
+	for b := range nb {
+		g := dst[b*q6PanelBlock : (b+1)*q6PanelBlock]
+		for r := range rows {
+			bw := w[r*stride+b*Q6_KBlockSize : r*stride+(b+1)*Q6_KBlockSize]
+			le.PutUint32(g[q6PanelD+4*r:], math.Float32bits(f16(bw[208:])))
+			for j := range 16 {
+				le.PutUint32(g[q6PanelScales+64*j+4*r:], uint32(int32(int8(bw[192+j]))))
+			}
+			for k := range 8 {
+				le.PutUint16(g[q6PanelPairs+64*k+4*r:], uint16(int16(int8(bw[192+2*k]))))
+				le.PutUint16(g[q6PanelPairs+64*k+4*r+2:], uint16(int16(int8(bw[193+2*k]))))
+			}
+			for n := 0; n < QKK; n += 128 {
+				ql, qh := bw[n/2:n/2+64], bw[128+n/4:128+n/4+32]
+				for l := range 32 {
+					for i, u := range [4]byte{
+						ql[l]&0xf | (qh[l]&3)<<4, ql[l+32]&0xf | (qh[l]>>2&3)<<4,
+						ql[l]>>4 | (qh[l]>>4&3)<<4, ql[l+32]>>4 | (qh[l]>>6&3)<<4,
+					} {
+						e := n + 32*i + l
+						g[q6PanelQuants+64*(e/4)+4*r+e%4] = u
+					}
+				}
+			}
+		}
+	}
+}
+
+// qkTileQ6_KGo is the portable QGemmQ6_KTile: dotQ6_K's integer sums and
+// float step per product, read from the panel.
+func qkTileQ6_KGo(out []float32, p, y []byte, ys, nb int) {
+	le := binary.LittleEndian
+	for c := range QGemmCols {
+		for r := range QGemmRows {
+			var sum float32
+			for b := range nb {
+				g := p[b*q6PanelBlock:]
+				dy, q8, _ := q8K(y[c*ys+b*Q8_KBlockSize:])
+				var isum int32
+				for j := range 16 {
+					var s int32
+					for e := 16 * j; e < 16*j+16; e++ {
+						s += (int32(g[q6PanelQuants+64*(e/4)+4*r+e%4]) - 32) * int32(int8(q8[e]))
+					}
+					isum += s * int32(le.Uint32(g[q6PanelScales+64*j+4*r:]))
+				}
+				d := math.Float32frombits(le.Uint32(g[q6PanelD+4*r:]))
+				sum += float32(float32(d*dy) * float32(isum))
+			}
+			out[c*QGemmRows+r] = sum
+		}
+	}
+}
+
 // QGemmQ4_KPanelBytes is the size of a q4_K panel of nb super-blocks.
 func QGemmQ4_KPanelBytes(nb int) int { return nb * qkPanelBlock }
 
@@ -59,11 +168,8 @@ func PackQ4_KPanel(dst, w []byte, stride, rows, nb int) error {
 // y, ys bytes apart: out[c·16+r] is activation row c times weight row r,
 // the bits of DotQ4_KRows. out needs 128 elements.
 func QGemmQ4_KTile(out []float32, p, y []byte, ys, nb int) error {
-	switch {
-	case nb <= 0 || len(out) < QGemmCols*QGemmRows || len(p) < QGemmQ4_KPanelBytes(nb):
-		return fmt.Errorf("%w: q4_K tile of %d super-blocks: panel %d bytes, out %d", ErrShape, nb, len(p), len(out))
-	case ys < nb*Q8_KBlockSize || ys > (len(y)-nb*Q8_KBlockSize)/(QGemmCols-1):
-		return fmt.Errorf("%w: %d q8_K rows of %d blocks, %d bytes apart, in %d bytes", ErrShape, QGemmCols, nb, ys, len(y))
+	if err := checkQKTile(out, p, y, ys, nb, QGemmQ4_KPanelBytes(nb)); err != nil {
+		return err
 	}
 	qkTileQ4_K(out, p, y, ys, nb)
 	return nil

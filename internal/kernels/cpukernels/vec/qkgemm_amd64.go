@@ -35,3 +35,30 @@ func qkTileQ4_K(out []float32, p, y []byte, ys, nb int) {
 	}
 	qkTileQ4_KGo(out, p, y, ys, nb)
 }
+
+// qkGemmQ6KTile512 is QGemmQ6_KTile (arguments checked).
+//
+//go:noescape
+func qkGemmQ6KTile512(out *float32, p *byte, y *byte, ys int, nb int)
+
+// qkPackQ6KPanel512 is PackQ6_KPanel (arguments checked), mask having
+// the low rows bits set.
+//
+//go:noescape
+func qkPackQ6KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
+
+func packQ6_KPanel(dst, w []byte, stride, rows, nb int) {
+	if useQKGemm512 {
+		qkPackQ6KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
+	packQ6_KPanelGo(dst, w, stride, rows, nb)
+}
+
+func qkTileQ6_K(out []float32, p, y []byte, ys, nb int) {
+	if useQKGemm512 {
+		qkGemmQ6KTile512(unsafe.SliceData(out), pb(p), pb(y), ys, nb)
+		return
+	}
+	qkTileQ6_KGo(out, p, y, ys, nb)
+}

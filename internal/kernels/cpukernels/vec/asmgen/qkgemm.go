@@ -20,8 +20,17 @@ const (
 	qkQuants = 1152
 	qkBlock  = 5248 // bytes of a q4_K panel super-block
 	q4KBlock = 144  // bytes of a q4_K super-block
-	q8KBlock = 292  // bytes of a q8_K block: d, 256 quants, 16 sums
-	q8KSums  = 260  // offset of the q8_K 16-quant sums
+
+	// q6_K: d as float32, the 16 group scales as int32 vectors, the
+	// scales again as 8 vectors of (s_2k, s_2k+1) word pairs, the quants
+	// q+32 (0..63), 4 vectors per group of 16.
+	q6D      = 0
+	q6Scales = 64
+	q6Pairs  = 1088
+	q6Quants = 1600
+	q6Block  = 5696
+	q8KBlock = 292 // bytes of a q8_K block: d, 256 quants, 16 sums
+	q8KSums  = 260 // offset of the q8_K 16-quant sums
 )
 
 // genQKGemm writes qkgemm_amd64.s: the AVX-512 VNNI GEMM tile of the
@@ -29,6 +38,8 @@ const (
 func genQKGemm(c *build.Context) {
 	qkTileQ4K(c)
 	qkPackQ4K(c)
+	qkTileQ6K(c)
+	qkPackQ6K(c)
 }
 
 // vnniBcst appends op (VPDPBUSD or VPDPWSSD, which avo v0.5.0 lacks) with
@@ -81,53 +92,13 @@ func qkTileQ4K(c *build.Context) {
 	fn(c, "qkGemmQ4KTile512", "func(out *float32, p *byte, y *byte, ys int, nb int)",
 		"out[c*16+r] = dot of q4_K panel row r with the q8_K row at y+c*ys,",
 		"for r < 16, c < 8, over nb ≥ 1 super-blocks.")
-	c.Load(c.Param("out"), reg.RBX)
-	c.Load(c.Param("p"), reg.RSI)
-	c.Load(c.Param("y"), reg.RDX)
-	c.Load(c.Param("ys"), reg.R8)
-	c.Load(c.Param("nb"), reg.RCX)
-	c.LEAQ(idx(reg.R8, 0, reg.R8, 2), reg.R9)
-	c.LEAQ(idx(reg.R8, 0, reg.R8, 4), reg.R10)
-	c.LEAQ(idx(reg.R9, 0, reg.R8, 4), reg.R11)
-	z := avx512.v
-	w, t, isum, sum := z[0:8], z[8:16], z[16:24], z[24:32]
-	for _, s := range sum {
-		c.VPXORD(s, s, s)
-	}
+	w, t, isum, sum := qkTileArgs(c)
 	c.Label("qk4loop")
 	for g := range 8 {
-		for k := range 8 {
-			c.VMOVDQU32(at(reg.RSI, qkQuants+512*g+64*k), w[k])
-		}
-		for col := range 8 {
-			c.VPXORD(t[col], t[col], t[col])
-		}
-		for k := range 8 {
-			for col := range 8 {
-				vnniBcst(c, "VPDPBUSD", qkCol(col, 4+32*g+4*k), w[k], t[col])
-			}
-		}
-		for col := range 8 {
-			if g == 0 {
-				c.VPMULLD(at(reg.RSI, qkScales), t[col], isum[col])
-				continue
-			}
-			c.VPMULLD(at(reg.RSI, qkScales+64*g), t[col], t[col])
-			c.VPADDD(t[col], isum[col], isum[col])
-		}
+		qkScaledGroup(c, g, w[:8], t, isum, qkQuants, qkScales)
 	}
 	// Mins: the sums of the q8_K groups 2g and 2g+1 sit in one dword.
-	for g := range 8 {
-		c.VMOVDQU32(at(reg.RSI, qkMins+64*g), w[g])
-	}
-	for col := range 8 {
-		c.VPXORD(t[col], t[col], t[col])
-	}
-	for g := range 8 {
-		for col := range 8 {
-			vnniBcst(c, "VPDPWSSD", qkCol(col, q8KSums+4*g), w[g], t[col])
-		}
-	}
+	qkPairSums(c, qkMins, w, t)
 	// Float step, two temporaries per row from Z2..Z7 in turn.
 	c.VMOVUPS(at(reg.RSI, qkD), w[0])
 	c.VMOVUPS(at(reg.RSI, qkDmin), w[1])
@@ -142,10 +113,82 @@ func qkTileQ4K(c *build.Context) {
 		c.VSUBPS(b, a, a)
 		c.VADDPS(a, sum[col], sum[col])
 	}
-	c.ADDQ(operand.U32(qkBlock), reg.RSI)
+	qkTileEnd(c, "qk4loop", qkBlock, sum)
+}
+
+// qkScaledGroup adds group g's products into the super-block sums isum:
+// the group's len(w) quant vectors (4·len(w) elements) are loaded into w
+// from the panel's quants, each activation row's lanes t start from zero
+// and take one VPDPBUSD per vector, then VPMULLD scales them by the
+// group's int32 scales (group 0 writes isum, the others add).
+func qkScaledGroup(c *build.Context, g int, w, t, isum []reg.VecPhysical, quants, scales int) {
+	n := len(w)
+	for k := range n {
+		c.VMOVDQU32(at(reg.RSI, quants+64*n*g+64*k), w[k])
+	}
+	for col := range 8 {
+		c.VPXORD(t[col], t[col], t[col])
+	}
+	for k := range n {
+		for col := range 8 {
+			vnniBcst(c, "VPDPBUSD", qkCol(col, 4+4*n*g+4*k), w[k], t[col])
+		}
+	}
+	for col := range 8 {
+		if g == 0 {
+			c.VPMULLD(at(reg.RSI, scales), t[col], isum[col])
+			continue
+		}
+		c.VPMULLD(at(reg.RSI, scales+64*g), t[col], t[col])
+		c.VPADDD(t[col], isum[col], isum[col])
+	}
+}
+
+// qkPairSums sets t to Σ_k pairs_k·(bsum_2k, bsum_2k+1) per activation
+// row: the 8 vectors of int16 pairs at pairs in the panel (into w)
+// against the dwords of the q8_K 16-quant sums, 8 VPDPWSSD.
+func qkPairSums(c *build.Context, pairs int, w, t []reg.VecPhysical) {
+	for k := range 8 {
+		c.VMOVDQU32(at(reg.RSI, pairs+64*k), w[k])
+	}
+	for col := range 8 {
+		c.VPXORD(t[col], t[col], t[col])
+	}
+	for k := range 8 {
+		for col := range 8 {
+			vnniBcst(c, "VPDPWSSD", qkCol(col, q8KSums+4*k), w[k], t[col])
+		}
+	}
+}
+
+// qkTileArgs loads a tile's arguments (out to BX, p to SI, y to DX, nb to
+// CX, the activation row offsets to R8..R11 as qkCol wants them), zeroes
+// the float sums and returns the register groups: weights Z0..Z7, integer
+// temporaries Z8..Z15, super-block sums Z16..Z23, float sums Z24..Z31.
+func qkTileArgs(c *build.Context) (w, t, isum, sum []reg.VecPhysical) {
+	c.Load(c.Param("out"), reg.RBX)
+	c.Load(c.Param("p"), reg.RSI)
+	c.Load(c.Param("y"), reg.RDX)
+	c.Load(c.Param("ys"), reg.R8)
+	c.Load(c.Param("nb"), reg.RCX)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 2), reg.R9)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 4), reg.R10)
+	c.LEAQ(idx(reg.R9, 0, reg.R8, 4), reg.R11)
+	z := avx512.v
+	w, t, isum, sum = z[0:8], z[8:16], z[16:24], z[24:32]
+	for _, s := range sum {
+		c.VPXORD(s, s, s)
+	}
+	return w, t, isum, sum
+}
+
+// qkTileEnd closes a tile's super-block loop (panel blocks of block
+// bytes) and stores the float sums.
+func qkTileEnd(c *build.Context, loop string, block int, sum []reg.VecPhysical) {
+	c.ADDQ(operand.U32(uint32(block)), reg.RSI)
 	c.ADDQ(operand.U32(q8KBlock), reg.RDX)
 	c.DECQ(reg.RCX)
-	c.JNZ(operand.LabelRef("qk4loop"))
+	c.JNZ(operand.LabelRef(loop))
 	for col := range 8 {
 		c.VMOVUPS(sum[col], at(reg.RBX, 64*col))
 	}
@@ -165,39 +208,8 @@ func qkPackQ4K(c *build.Context) {
 	fn(c, "qkPackQ4KPanel512", "func(dst *byte, w *byte, stride int, mask int, nb int)",
 		"Packs nb super-blocks of the q4_K rows at w (stride bytes apart; rows",
 		"whose bit is clear in mask are packed as zero) into the panel dst.")
-	iota := c.StaticGlobal("qkIota")
-	c.DataAttributes(attr.RODATA | attr.NOPTR)
-	for i := range 16 {
-		c.AddDatum(4*i, operand.U32(uint32(i)))
-	}
-	c.Load(c.Param("dst"), reg.RDI)
-	c.Load(c.Param("w"), reg.RSI)
-	c.Load(c.Param("mask"), reg.R9)
-	c.Load(c.Param("nb"), reg.RCX)
-	c.VPBROADCASTD(param(c, "stride"), reg.Z31)
-	c.VPMULLD(iota, reg.Z31, reg.Z31)
-	for _, k := range []struct {
-		v uint32
-		z reg.VecPhysical
-	}{{0x0f0f0f0f, reg.Z30}, {63, reg.Z29}, {15, reg.Z28}, {0x30, reg.Z27}} {
-		c.MOVL(operand.U32(k.v), reg.EAX)
-		c.VPBROADCASTD(reg.EAX, k.z)
-	}
-	gather := func(off int, z reg.VecPhysical) {
-		c.KMOVW(reg.R9L, reg.K1)
-		c.VPXORD(z, z, z)
-		c.VPGATHERDD(operand.Mem{Base: reg.RSI, Disp: off, Index: reg.Z31, Scale: 1}, reg.K1, z)
-	}
-	shr := func(n int, src, dst reg.VecPhysical) {
-		c.VPSRLD(operand.U8(uint8(n)), src, dst)
-	}
-	field := func(n int, src, mask, dst reg.VecPhysical) { // (src >> n) & mask
-		if n > 0 {
-			shr(n, src, dst)
-			src = dst
-		}
-		c.VPANDD(mask, src, dst)
-	}
+	p := qkPackArgs(c, "qkIota", 0x0f0f0f0f, 63, 15, 0x30)
+	gather, shr, field := p.gather, p.shr, p.field
 	pair := func(z, tmp reg.VecPhysical) { // z | z<<16: the (m, m) words
 		c.VPSLLD(operand.U8(16), z, tmp)
 		c.VPORD(tmp, z, z)
@@ -247,10 +259,159 @@ func qkPackQ4K(c *build.Context) {
 			c.VMOVDQU32(q, at(reg.RDI, qkQuants+512*(2*j+1)+64*k))
 		}
 	}
-	c.ADDQ(operand.U32(q4KBlock), reg.RSI)
-	c.ADDQ(operand.U32(qkBlock), reg.RDI)
+	qkPackEnd(c, "qkp4loop", q4KBlock, qkBlock)
+}
+
+// qkPacker holds a packer's helpers: gather(off, z) fills z with the
+// dword at off of each row's super-block (zero for rows outside the
+// mask), shr shifts dwords right, field(n, src, mask, dst) is
+// dst = (src >> n) & mask.
+type qkPacker struct {
+	gather func(off int, z reg.VecPhysical)
+	shr    func(n int, src, dst reg.VecPhysical)
+	field  func(n int, src, mask, dst reg.VecPhysical)
+}
+
+// qkPackArgs loads a packer's arguments (dst to DI, w to SI, the row mask
+// to R9, nb to CX, the row offsets r·stride to Z31) and broadcasts the
+// constants consts into Z30, Z29, ... in order; iotaName names its
+// table of 0..15.
+func qkPackArgs(c *build.Context, iotaName string, consts ...uint32) qkPacker {
+	iota := c.StaticGlobal(iotaName)
+	c.DataAttributes(attr.RODATA | attr.NOPTR)
+	for i := range 16 {
+		c.AddDatum(4*i, operand.U32(uint32(i)))
+	}
+	c.Load(c.Param("dst"), reg.RDI)
+	c.Load(c.Param("w"), reg.RSI)
+	c.Load(c.Param("mask"), reg.R9)
+	c.Load(c.Param("nb"), reg.RCX)
+	c.VPBROADCASTD(param(c, "stride"), reg.Z31)
+	c.VPMULLD(iota, reg.Z31, reg.Z31)
+	for i, v := range consts {
+		c.MOVL(operand.U32(v), reg.EAX)
+		c.VPBROADCASTD(reg.EAX, avx512.v[30-i])
+	}
+	var p qkPacker
+	p.gather = func(off int, z reg.VecPhysical) {
+		c.KMOVW(reg.R9L, reg.K1)
+		c.VPXORD(z, z, z)
+		c.VPGATHERDD(operand.Mem{Base: reg.RSI, Disp: off, Index: reg.Z31, Scale: 1}, reg.K1, z)
+	}
+	p.shr = func(n int, src, dst reg.VecPhysical) {
+		c.VPSRLD(operand.U8(uint8(n)), src, dst)
+	}
+	p.field = func(n int, src, mask, dst reg.VecPhysical) {
+		if n > 0 {
+			p.shr(n, src, dst)
+			src = dst
+		}
+		c.VPANDD(mask, src, dst)
+	}
+	return p
+}
+
+// qkPackEnd closes a packer's loop: weight super-blocks of wblock bytes,
+// panel blocks of pblock bytes.
+func qkPackEnd(c *build.Context, loop string, wblock, pblock int) {
+	c.ADDQ(operand.U32(uint32(wblock)), reg.RSI)
+	c.ADDQ(operand.U32(uint32(pblock)), reg.RDI)
 	c.DECQ(reg.RCX)
-	c.JNZ(operand.LabelRef("qkp4loop"))
+	c.JNZ(operand.LabelRef(loop))
 	c.VZEROUPPER()
 	c.RET()
+}
+
+// qkTileQ6K writes qkGemmQ6KTile512: as qkGemmQ4KTile512 with groups of
+// 16 (4 quant vectors, Z0..Z3) and the quants stored as q+32, so the
+// 32·Σ_g s_g·bsum_g that offset adds is taken back per super-block (8
+// VPDPWSSD of the scale pairs against the q8_K sums, shifted by 5); the
+// float step is dotQ6_K's: sum += (d·d_y)·float(isum).
+func qkTileQ6K(c *build.Context) {
+	fn(c, "qkGemmQ6KTile512", "func(out *float32, p *byte, y *byte, ys int, nb int)",
+		"out[c*16+r] = dot of q6_K panel row r with the q8_K row at y+c*ys,",
+		"for r < 16, c < 8, over nb ≥ 1 super-blocks.")
+	w, t, isum, sum := qkTileArgs(c)
+	c.Label("qk6loop")
+	for g := range 16 {
+		qkScaledGroup(c, g, w[:4], t, isum, q6Quants, q6Scales)
+	}
+	qkPairSums(c, q6Pairs, w, t)
+	for col := range 8 {
+		c.VPSLLD(operand.U8(5), t[col], t[col])
+		c.VPSUBD(t[col], isum[col], isum[col])
+	}
+	c.VMOVUPS(at(reg.RSI, q6D), w[0])
+	for col := range 8 {
+		a := w[1+col%7]
+		c.VMULPS_BCST(qkCol(col, 0), w[0], a)
+		c.VCVTDQ2PS(isum[col], isum[col])
+		c.VMULPS(isum[col], a, a)
+		c.VADDPS(a, sum[col], sum[col])
+	}
+	qkTileEnd(c, "qk6loop", q6Block, sum)
+}
+
+// qkPackQ6K writes qkPackQ6KPanel512, the q6_K panel packer (gathers as
+// qkPackQ4KPanel512): d widened from half (read as the high word of the
+// dword at 206, inside the block); the 16 int8 scales sign-extended to
+// int32 and paired as words; each quant's low 4 bits from ql and its 2
+// high bits from qh, as ggml's dequantize_row_q6_K lays them out, kept as
+// q+32.
+func qkPackQ6K(c *build.Context) {
+	fn(c, "qkPackQ6KPanel512", "func(dst *byte, w *byte, stride int, mask int, nb int)",
+		"Packs nb super-blocks of the q6_K rows at w (stride bytes apart; rows",
+		"whose bit is clear in mask are packed as zero) into the panel dst.")
+	p := qkPackArgs(c, "qk6Iota", 0x0f0f0f0f, 0x30303030, 0xffff)
+	nib, hi2, low16 := reg.Z30, reg.Z29, reg.Z28
+	c.Label("qkp6loop")
+	p.gather(206, reg.Z0)
+	p.shr(16, reg.Z0, reg.Z0)
+	c.VPMOVDW(reg.Z0, reg.Y1)
+	c.VCVTPH2PS(reg.Y1, reg.Z1)
+	c.VMOVUPS(reg.Z1, at(reg.RDI, q6D))
+	sc := avx512.v[4:8]
+	for i := range 4 {
+		p.gather(192+4*i, reg.Z0)
+		for j := range 4 {
+			c.VPSLLD(operand.U8(uint8(24-8*j)), reg.Z0, sc[j])
+			c.VPSRAD(operand.U8(24), sc[j], sc[j])
+			c.VMOVDQU32(sc[j], at(reg.RDI, q6Scales+64*(4*i+j)))
+		}
+		for j := 0; j < 4; j += 2 {
+			c.VPANDD(low16, sc[j], reg.Z2)
+			c.VPSLLD(operand.U8(16), sc[j+1], reg.Z3)
+			c.VPORD(reg.Z3, reg.Z2, reg.Z2)
+			c.VMOVDQU32(reg.Z2, at(reg.RDI, q6Pairs+64*(2*i+j/2)))
+		}
+	}
+	z := avx512.v
+	for h := range 2 {
+		for k := range 8 {
+			i := (8*h + k) % 2
+			qa, qb, qh, hs, v := z[8+8*i], z[9+8*i], z[10+8*i], z[11+8*i], z[12+8*i]
+			p.gather(64*h+4*k, qa)
+			p.gather(64*h+32+4*k, qb)
+			p.gather(128+32*h+4*k, qh)
+			for e, f := range []struct {
+				src    reg.VecPhysical
+				qshift int // low 4 bits: src >> qshift
+				hshift int // high 2 bits: qh << 4 >> hshift
+			}{{qa, 0, 0}, {qb, 0, 2}, {qa, 4, 4}, {qb, 4, 6}} {
+				p.field(f.qshift, f.src, nib, v)
+				switch {
+				case f.hshift < 4:
+					c.VPSLLD(operand.U8(uint8(4-f.hshift)), qh, hs)
+					c.VPANDD(hi2, hs, hs)
+				case f.hshift == 4:
+					c.VPANDD(hi2, qh, hs)
+				default:
+					p.field(f.hshift-4, qh, hi2, hs)
+				}
+				c.VPORD(hs, v, v)
+				c.VMOVDQU32(v, at(reg.RDI, q6Quants+64*(32*h+8*e+k)))
+			}
+		}
+	}
+	qkPackEnd(c, "qkp6loop", 210, q6Block)
 }
