@@ -40,7 +40,7 @@ func TestMulMatQGemmMatchesRowDots(t *testing.T) {
 }
 
 // TestMulMatQKGemmMatchesRowDots is TestMulMatQGemmMatchesRowDots for
-// q4_K and q6_K, whose tiles gives the row dots' bits exactly: full and partial
+// the k-quants with tiles (q4_K, q5_K, q6_K), which gives the row dots' bits exactly: full and partial
 // panels, activation groups with a partial last one (its rows on the row
 // tiles), broadcast batches, chunked panels.
 func TestMulMatQKGemmMatchesRowDots(t *testing.T) {
@@ -52,7 +52,7 @@ func TestMulMatQKGemmMatchesRowDots(t *testing.T) {
 		{256, 3, 40, 1, 3},
 		{256, 16, 8, 1, 1},
 	}
-	for _, typ := range []runtime.Type{runtime.TypeQ4_K, runtime.TypeQ6_K} {
+	for _, typ := range []runtime.Type{runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K} {
 		for _, s := range shapes {
 			for _, threads := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("%s/k%d_n%d_m%d_b%d/threads%d", typ, s.k, s.n, s.m, s.b2, threads), func(t *testing.T) {
@@ -101,6 +101,8 @@ func testQGemmRowDots(t *testing.T, typ runtime.Type, k, n, m, a2, b2 int64, thr
 		dots = vec.DotQ4_0Rows
 	case runtime.TypeQ4_K:
 		dots, quant, exact = vec.DotQ4_KRows, vec.QuantizeRowQ8_K, true
+	case runtime.TypeQ5_K:
+		dots, quant, exact = vec.DotQ5_KRows, vec.QuantizeRowQ8_K, true
 	case runtime.TypeQ6_K:
 		dots, quant, exact = vec.DotQ6_KRows, vec.QuantizeRowQ8_K, true
 	}

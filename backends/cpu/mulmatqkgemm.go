@@ -33,6 +33,7 @@ type qkGemm struct {
 // qkGemms are the k-quant tiles by weight type (read only).
 var qkGemms = map[runtime.Type]qkGemm{
 	runtime.TypeQ4_K: {vec.QGemmQ4_KPanelBytes, vec.PackQ4_KPanel, vec.QGemmQ4_KTile},
+	runtime.TypeQ5_K: {vec.QGemmQ5_KPanelBytes, vec.PackQ5_KPanel, vec.QGemmQ5_KTile},
 	runtime.TypeQ6_K: {vec.QGemmQ6_KPanelBytes, vec.PackQ6_KPanel, vec.QGemmQ6_KTile},
 }
 

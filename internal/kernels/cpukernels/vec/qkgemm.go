@@ -175,13 +175,51 @@ func QGemmQ4_KTile(out []float32, p, y []byte, ys, nb int) error {
 	return nil
 }
 
+// PackQ5_KPanel is PackQ4_KPanel for q5_K weights: their panels have
+// q4_K's layout (the quants 0..31) and run on QGemmQ5_KTile.
+func PackQ5_KPanel(dst, w []byte, stride, rows, nb int) error {
+	if err := checkPanel(dst, w, stride, rows, nb, Q5_KBlockSize); err != nil {
+		return err
+	}
+	if len(dst) < QGemmQ4_KPanelBytes(nb) {
+		return fmt.Errorf("%w: q5_K panel of %d bytes for %d super-blocks", ErrShape, len(dst), nb)
+	}
+	packQ5_KPanel(dst, w, stride, rows, nb)
+	return nil
+}
+
+// QGemmQ5_KPanelBytes is the size of a q5_K panel of nb super-blocks.
+func QGemmQ5_KPanelBytes(nb int) int { return QGemmQ4_KPanelBytes(nb) }
+
+// QGemmQ5_KTile is QGemmQ4_KTile for a q5_K panel (the same kernel): the
+// bits of DotQ5_KRows.
+func QGemmQ5_KTile(out []float32, p, y []byte, ys, nb int) error {
+	return QGemmQ4_KTile(out, p, y, ys, nb)
+}
+
 // packQ4_KPanelGo is PackQ4_KPanel (arguments checked).
 func packQ4_KPanelGo(dst, w []byte, stride, rows, nb int) {
+	packK45PanelGo(dst, w, stride, rows, nb, false)
+}
+
+// packQ5_KPanelGo is PackQ5_KPanel (arguments checked).
+func packQ5_KPanelGo(dst, w []byte, stride, rows, nb int) {
+	packK45PanelGo(dst, w, stride, rows, nb, true)
+}
+
+// packK45PanelGo packs q4_K or (q5) q5_K rows: q5_K's nibbles sit at 48,
+// its fifth bits at 16 (bit 2j of byte l for element 64j+l, bit 2j+1 for
+// element 64j+32+l).
+func packK45PanelGo(dst, w []byte, stride, rows, nb int, q5 bool) {
+	bs, qs := Q4_KBlockSize, 16
+	if q5 {
+		bs, qs = Q5_KBlockSize, 48
+	}
 	clear(dst[:QGemmQ4_KPanelBytes(nb)])
 	for b := range nb {
 		g := dst[b*qkPanelBlock : (b+1)*qkPanelBlock]
 		for r := range rows {
-			bw := w[r*stride+b*Q4_KBlockSize : r*stride+(b+1)*Q4_KBlockSize]
+			bw := w[r*stride+b*bs : r*stride+(b+1)*bs]
 			binary.LittleEndian.PutUint32(g[qkPanelD+4*r:], math.Float32bits(f16(bw)))
 			binary.LittleEndian.PutUint32(g[qkPanelDmin+4*r:], math.Float32bits(f16(bw[2:])))
 			for j := range 8 {
@@ -194,11 +232,17 @@ func packQ4_KPanelGo(dst, w []byte, stride, rows, nb int) {
 			for j := range 4 {
 				lo := g[qkPanelQuants+512*(2*j)+4*r:]
 				hi := g[qkPanelQuants+512*(2*j+1)+4*r:]
-				q := bw[16+32*j : 16+32*j+32]
+				q := bw[qs+32*j : qs+32*j+32]
 				for k := range 8 {
 					v := binary.LittleEndian.Uint32(q[4*k:])
-					binary.LittleEndian.PutUint32(lo[64*k:], v&0x0f0f0f0f)
-					binary.LittleEndian.PutUint32(hi[64*k:], v>>4&0x0f0f0f0f)
+					l, h := v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+					if q5 {
+						qh := binary.LittleEndian.Uint32(bw[16+4*k:])
+						l |= (qh >> (2 * j) & 0x01010101) << 4
+						h |= (qh >> (2*j + 1) & 0x01010101) << 4
+					}
+					binary.LittleEndian.PutUint32(lo[64*k:], l)
+					binary.LittleEndian.PutUint32(hi[64*k:], h)
 				}
 			}
 		}

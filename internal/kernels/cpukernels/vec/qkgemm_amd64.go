@@ -62,3 +62,17 @@ func qkTileQ6_K(out []float32, p, y []byte, ys, nb int) {
 	}
 	qkTileQ6_KGo(out, p, y, ys, nb)
 }
+
+// qkPackQ5KPanel512 is PackQ5_KPanel (arguments checked), mask having
+// the low rows bits set.
+//
+//go:noescape
+func qkPackQ5KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
+
+func packQ5_KPanel(dst, w []byte, stride, rows, nb int) {
+	if useQKGemm512 {
+		qkPackQ5KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
+	packQ5_KPanelGo(dst, w, stride, rows, nb)
+}

@@ -24,6 +24,7 @@ type qkGemmType struct {
 
 var qkGemmTypes = []qkGemmType{
 	{"q4_K", Q4_KBlockSize, 0, QGemmQ4_KPanelBytes, PackQ4_KPanel, packQ4_KPanelGo, QGemmQ4_KTile, qkTileQ4_KGo, dotQ4_K},
+	{"q5_K", Q5_KBlockSize, 0, QGemmQ5_KPanelBytes, PackQ5_KPanel, packQ5_KPanelGo, QGemmQ5_KTile, qkTileQ4_KGo, dotQ5_K},
 	{"q6_K", Q6_KBlockSize, 208, QGemmQ6_KPanelBytes, PackQ6_KPanel, packQ6_KPanelGo, QGemmQ6_KTile, qkTileQ6_KGo, dotQ6_K},
 }
 
@@ -131,7 +132,7 @@ func TestQKGemmErrors(t *testing.T) {
 func BenchmarkQKGemm(b *testing.B) {
 	const nb = 16
 	r := rand.New(rand.NewPCG(5, 6))
-	mats := map[string]func([]float32, int, []byte, int, int, []byte, int, int, int) error{"q4_K": DotQ4_KMat, "q6_K": DotQ6_KMat}
+	mats := map[string]func([]float32, int, []byte, int, int, []byte, int, int, int) error{"q4_K": DotQ4_KMat, "q5_K": DotQ5_KMat, "q6_K": DotQ6_KMat}
 	for _, ty := range qkGemmTypes {
 		stride := nb * ty.bs
 		w := make([]byte, QGemmRows*stride)

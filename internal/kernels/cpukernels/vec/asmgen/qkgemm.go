@@ -20,6 +20,7 @@ const (
 	qkQuants = 1152
 	qkBlock  = 5248 // bytes of a q4_K panel super-block
 	q4KBlock = 144  // bytes of a q4_K super-block
+	q5KBlock = 176  // bytes of a q5_K super-block
 
 	// q6_K: d as float32, the 16 group scales as int32 vectors, the
 	// scales again as 8 vectors of (s_2k, s_2k+1) word pairs, the quants
@@ -37,7 +38,8 @@ const (
 // k-quants, 16 weight rows (a packed panel) by 8 q8_K activation rows.
 func genQKGemm(c *build.Context) {
 	qkTileQ4K(c)
-	qkPackQ4K(c)
+	qkPackQ4K(c, false)
+	qkPackQ4K(c, true)
 	qkTileQ6K(c)
 	qkPackQ6K(c)
 }
@@ -204,17 +206,26 @@ func qkTileEnd(c *build.Context, loop string, block int, sum []reg.VecPhysical) 
 // are cut out of the three dwords of scales[12] with shifts and masks as
 // ggml's get_scale_min_k4; the nibbles split into the low sub-block
 // (AND 0x0f) and the high one (shift by 4, AND).
-func qkPackQ4K(c *build.Context) {
-	fn(c, "qkPackQ4KPanel512", "func(dst *byte, w *byte, stride int, mask int, nb int)",
-		"Packs nb super-blocks of the q4_K rows at w (stride bytes apart; rows",
+//
+// With q5 it writes qkPackQ5KPanel512 instead: q5_K has the same d, dmin
+// and scales, its 32 bytes of fifth bits at 16 and its nibbles at 48;
+// bit 2j (low nibble) or 2j+1 (high) of byte l of qh adds 16 to the quant,
+// so q5_K panels have q4_K's layout and run on its tile.
+func qkPackQ4K(c *build.Context, q5 bool) {
+	name, typ, iota, loop, qs, bs := "qkPackQ4KPanel512", "q4_K", "qkIota", "qkp4loop", 16, q4KBlock
+	if q5 {
+		name, typ, iota, loop, qs, bs = "qkPackQ5KPanel512", "q5_K", "qk5Iota", "qkp5loop", 48, q5KBlock
+	}
+	fn(c, name, "func(dst *byte, w *byte, stride int, mask int, nb int)",
+		"Packs nb super-blocks of the "+typ+" rows at w (stride bytes apart; rows",
 		"whose bit is clear in mask are packed as zero) into the panel dst.")
-	p := qkPackArgs(c, "qkIota", 0x0f0f0f0f, 63, 15, 0x30)
+	p := qkPackArgs(c, iota, 0x0f0f0f0f, 63, 15, 0x30, 0x10101010)
 	gather, shr, field := p.gather, p.shr, p.field
 	pair := func(z, tmp reg.VecPhysical) { // z | z<<16: the (m, m) words
 		c.VPSLLD(operand.U8(16), z, tmp)
 		c.VPORD(tmp, z, z)
 	}
-	c.Label("qkp4loop")
+	c.Label(loop)
 	gather(0, reg.Z0)
 	c.VPMOVDW(reg.Z0, reg.Y1)
 	c.VCVTPH2PS(reg.Y1, reg.Z1)
@@ -248,18 +259,41 @@ func qkPackQ4K(c *build.Context) {
 		c.VMOVDQU32(reg.Z5, at(reg.RDI, qkMins+64*(4+j)))
 	}
 	z := avx512.v
-	for j := range 4 {
-		for k := range 8 {
-			q, lo := z[8+(8*j+k)%8], z[16+(8*j+k)%8]
-			gather(16+32*j+4*k, q)
+	// fifth adds bit s of each byte of qh (q5_K) as 16 into v.
+	fifth := func(qh reg.VecPhysical, s int, v, tmp reg.VecPhysical) {
+		switch {
+		case s < 4:
+			c.VPSLLD(operand.U8(uint8(4-s)), qh, tmp)
+			qh = tmp
+		case s > 4:
+			shr(s-4, qh, tmp)
+			qh = tmp
+		}
+		c.VPANDD(reg.Z26, qh, tmp)
+		c.VPORD(tmp, v, v)
+	}
+	for k := range 8 {
+		qh := z[24]
+		if q5 {
+			gather(16+4*k, qh)
+		}
+		for j := range 4 {
+			q, lo := z[8+(4*k+j)%8], z[16+(4*k+j)%8]
+			gather(qs+32*j+4*k, q)
 			c.VPANDD(reg.Z30, q, lo)
+			if q5 {
+				fifth(qh, 2*j, lo, z[25])
+			}
 			c.VMOVDQU32(lo, at(reg.RDI, qkQuants+512*(2*j)+64*k))
 			shr(4, q, q)
 			c.VPANDD(reg.Z30, q, q)
+			if q5 {
+				fifth(qh, 2*j+1, q, z[25])
+			}
 			c.VMOVDQU32(q, at(reg.RDI, qkQuants+512*(2*j+1)+64*k))
 		}
 	}
-	qkPackEnd(c, "qkp4loop", q4KBlock, qkBlock)
+	qkPackEnd(c, loop, bs, qkBlock)
 }
 
 // qkPacker holds a packer's helpers: gather(off, z) fills z with the
