@@ -40,9 +40,10 @@ func TestMulMatQGemmMatchesRowDots(t *testing.T) {
 }
 
 // TestMulMatQKGemmMatchesRowDots is TestMulMatQGemmMatchesRowDots for
-// the k-quants with tiles (q4_K, q5_K, q6_K), which gives the row dots' bits exactly: full and partial
-// panels, activation groups with a partial last one (its rows on the row
-// tiles), broadcast batches, chunked panels.
+// the k-quants with tiles (q4_K, q5_K, q6_K), whose results must be the
+// row dots' bits exactly: full and partial panels, activation groups with
+// a partial last one (its rows on the row tiles), broadcast batches,
+// chunked panels.
 func TestMulMatQKGemmMatchesRowDots(t *testing.T) {
 	shapes := []struct{ k, n, m, a2, b2 int64 }{
 		{256, 16, 16, 1, 1},
