@@ -20,7 +20,19 @@ func qkGemmQ4KTile512(out *float32, p *byte, y *byte, ys int, nb int)
 //go:noescape
 func qkPackQ4KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
 
+// The Full packers take 16 rows only (they load whole rows: no mask).
+//
+//go:noescape
+func qkPackQ4KFull512(dst *byte, w *byte, stride int, mask int, nb int)
+
+//go:noescape
+func qkPackQ5KFull512(dst *byte, w *byte, stride int, mask int, nb int)
+
 func packQ4_KPanel(dst, w []byte, stride, rows, nb int) {
+	if useQKGemm512 && rows == QGemmRows {
+		qkPackQ4KFull512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
 	if useQKGemm512 {
 		qkPackQ4KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
 		return
@@ -70,6 +82,10 @@ func qkTileQ6_K(out []float32, p, y []byte, ys, nb int) {
 func qkPackQ5KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
 
 func packQ5_KPanel(dst, w []byte, stride, rows, nb int) {
+	if useQKGemm512 && rows == QGemmRows {
+		qkPackQ5KFull512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
 	if useQKGemm512 {
 		qkPackQ5KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
 		return

@@ -38,8 +38,10 @@ const (
 // k-quants, 16 weight rows (a packed panel) by 8 q8_K activation rows.
 func genQKGemm(c *build.Context) {
 	qkTileQ4K(c)
-	qkPackQ4K(c, false)
-	qkPackQ4K(c, true)
+	for _, q5 := range []bool{false, true} {
+		qkPackQ4K(c, q5, false)
+		qkPackQ4K(c, q5, true)
+	}
 	qkTileQ6K(c)
 	qkPackQ6K(c)
 }
@@ -211,10 +213,17 @@ func qkTileEnd(c *build.Context, loop string, block int, sum []reg.VecPhysical) 
 // and scales, its 32 bytes of fifth bits at 16 and its nibbles at 48;
 // bit 2j (low nibble) or 2j+1 (high) of byte l of qh adds 16 to the quant,
 // so q5_K panels have q4_K's layout and run on its tile.
-func qkPackQ4K(c *build.Context, q5 bool) {
+//
+// With full (16 rows, no mask) the quants are not gathered: each row's
+// 128 nibble bytes are loaded as two vectors and the 16 rows' vectors
+// transposed in registers (transpose16), 4·16 shuffles for 16 gathers.
+func qkPackQ4K(c *build.Context, q5, full bool) {
 	name, typ, iota, loop, qs, bs := "qkPackQ4KPanel512", "q4_K", "qkIota", "qkp4loop", 16, q4KBlock
 	if q5 {
 		name, typ, iota, loop, qs, bs = "qkPackQ5KPanel512", "q5_K", "qk5Iota", "qkp5loop", 48, q5KBlock
+	}
+	if full {
+		name, iota, loop = name[:len(name)-len("Panel512")]+"Full512", iota+"F", loop+"f"
 	}
 	fn(c, name, "func(dst *byte, w *byte, stride int, mask int, nb int)",
 		"Packs nb super-blocks of the "+typ+" rows at w (stride bytes apart; rows",
@@ -271,6 +280,11 @@ func qkPackQ4K(c *build.Context, q5 bool) {
 		}
 		c.VPANDD(reg.Z26, qh, tmp)
 		c.VPORD(tmp, v, v)
+	}
+	if full {
+		qkQuantsFull(c, q5, qs, gather, shr, fifth)
+		qkPackEnd(c, loop, bs, qkBlock)
+		return
 	}
 	for k := range 8 {
 		qh := z[24]
@@ -448,4 +462,115 @@ func qkPackQ6K(c *build.Context) {
 		}
 	}
 	qkPackEnd(c, "qkp6loop", 210, q6Block)
+}
+
+// qkQuantsFull packs the quants of one q4_K/q5_K super-block of 16 full
+// rows (the nibbles at qs): rows r at SI + r·stride (R8 = stride, R10 =
+// 3·stride, R11 = 5·stride, R12 = 7·stride, R13 = SI + 8·stride), each
+// half of the 128 bytes transposed so that a register holds dword k of
+// every row, then split into nibbles (and q5_K's fifth bits, gathered).
+func qkQuantsFull(c *build.Context, q5 bool, qs int, gather func(int, reg.VecPhysical),
+	shr func(int, reg.VecPhysical, reg.VecPhysical), fifth func(reg.VecPhysical, int, reg.VecPhysical, reg.VecPhysical)) {
+	z := avx512.v
+	c.Load(c.Param("stride"), reg.R8)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 2), reg.R10)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 4), reg.R11)
+	c.LEAQ(idx(reg.R10, 0, reg.R8, 4), reg.R12)
+	c.LEAQ(idx(reg.RSI, 0, reg.R8, 8), reg.R13)
+	row := func(r, disp int) operand.Mem {
+		base := reg.RSI
+		if r >= 8 {
+			base, r = reg.R13, r-8
+		}
+		switch r {
+		case 0:
+			return at(base, disp)
+		case 1:
+			return idx(base, disp, reg.R8, 1)
+		case 2:
+			return idx(base, disp, reg.R8, 2)
+		case 3:
+			return idx(base, disp, reg.R10, 1)
+		case 4:
+			return idx(base, disp, reg.R8, 4)
+		case 5:
+			return idx(base, disp, reg.R11, 1)
+		case 6:
+			return idx(base, disp, reg.R10, 2)
+		}
+		return idx(base, disp, reg.R12, 1)
+	}
+	qh := z[17:25]
+	if q5 {
+		for k := range 8 {
+			gather(16+4*k, qh[k])
+		}
+	}
+	for half := range 2 {
+		x := append([]reg.VecPhysical(nil), z[0:16]...)
+		for r := range 16 {
+			c.VMOVDQU64(row(r, qs+64*half), x[r])
+		}
+		f, spare := transpose16(c, x, z[16])
+		// f[k] is dword k of every row: chunk j = 2·half + k/8, word k%8.
+		for k, v := range f {
+			j, kk := 2*half+k/8, k%8
+			lo := z[25]
+			c.VPANDD(reg.Z30, v, lo)
+			if q5 {
+				fifth(qh[kk], 2*j, lo, spare)
+			}
+			c.VMOVDQU32(lo, at(reg.RDI, qkQuants+512*(2*j)+64*kk))
+			shr(4, v, v)
+			c.VPANDD(reg.Z30, v, v)
+			if q5 {
+				fifth(qh[kk], 2*j+1, v, spare)
+			}
+			c.VMOVDQU32(v, at(reg.RDI, qkQuants+512*(2*j+1)+64*kk))
+		}
+	}
+}
+
+// transpose16 transposes the 16×16 dwords in x (row r in x[r]) with one
+// spare register: it returns the registers holding dword k of rows
+// 0..15 in order, for k = 0..15, and the register left spare. Each step turns a pair of registers
+// into a pair, the low result over its first input and the high one into
+// the spare, the second input becoming the next spare:
+//
+//	dwords interleaved (VPUNPCK[LH]DQ) by row pairs, qwords (VPUNPCK[LH]QDQ)
+//	by pairs of pairs, then 128-bit lanes (VSHUFI32X4) twice.
+func transpose16(c *build.Context, x []reg.VecPhysical, spare reg.VecPhysical) ([]reg.VecPhysical, reg.VecPhysical) {
+	step := func(lo, hi func(b, a, dst reg.VecPhysical), a, b reg.VecPhysical) (reg.VecPhysical, reg.VecPhysical) {
+		h := spare
+		hi(b, a, h)
+		lo(b, a, a)
+		spare = b
+		return a, h
+	}
+	ins := func(f func(...operand.Op)) func(b, a, dst reg.VecPhysical) {
+		return func(b, a, dst reg.VecPhysical) { f(b, a, dst) }
+	}
+	shuf := func(imm uint8) func(b, a, dst reg.VecPhysical) {
+		return func(b, a, dst reg.VecPhysical) { c.VSHUFI32X4(operand.U8(imm), b, a, dst) }
+	}
+	// t[2i], t[2i+1]: rows 2i, 2i+1 interleaved, dwords 4L+{0,1} / 4L+{2,3}.
+	t := make([]reg.VecPhysical, 16)
+	for i := range 8 {
+		t[2*i], t[2*i+1] = step(ins(c.VPUNPCKLDQ), ins(c.VPUNPCKHDQ), x[2*i], x[2*i+1])
+	}
+	// u[4i+d]: rows 4i..4i+3 of dword 4L+d in lane L.
+	u := make([]reg.VecPhysical, 16)
+	for i := range 4 {
+		u[4*i], u[4*i+1] = step(ins(c.VPUNPCKLQDQ), ins(c.VPUNPCKHQDQ), t[4*i], t[4*i+2])
+		u[4*i+2], u[4*i+3] = step(ins(c.VPUNPCKLQDQ), ins(c.VPUNPCKHQDQ), t[4*i+1], t[4*i+3])
+	}
+	// Per d, a 4×4 transpose of lanes among u[d], u[4+d], u[8+d], u[12+d].
+	f := make([]reg.VecPhysical, 16)
+	for d := range 4 {
+		a, b := step(shuf(0x44), shuf(0xee), u[d], u[4+d])
+		e, g := step(shuf(0x44), shuf(0xee), u[8+d], u[12+d])
+		f[d], f[4+d] = step(shuf(0x88), shuf(0xdd), a, e)
+		f[8+d], f[12+d] = step(shuf(0x88), shuf(0xdd), b, g)
+	}
+	return f, spare
 }
