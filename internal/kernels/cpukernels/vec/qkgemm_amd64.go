@@ -59,7 +59,14 @@ func qkGemmQ6KTile512(out *float32, p *byte, y *byte, ys int, nb int)
 //go:noescape
 func qkPackQ6KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
 
+//go:noescape
+func qkPackQ6KFull512(dst *byte, w *byte, stride int, mask int, nb int)
+
 func packQ6_KPanel(dst, w []byte, stride, rows, nb int) {
+	if useQKGemm512 && rows == QGemmRows {
+		qkPackQ6KFull512(pb(dst), pb(w), stride, 1<<rows-1, nb)
+		return
+	}
 	if useQKGemm512 {
 		qkPackQ6KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
 		return

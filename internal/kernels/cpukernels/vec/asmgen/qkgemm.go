@@ -43,7 +43,8 @@ func genQKGemm(c *build.Context) {
 		qkPackQ4K(c, q5, true)
 	}
 	qkTileQ6K(c)
-	qkPackQ6K(c)
+	qkPackQ6K(c, false)
+	qkPackQ6K(c, true)
 }
 
 // vnniBcst appends op (VPDPBUSD or VPDPWSSD, which avo v0.5.0 lacks) with
@@ -406,13 +407,17 @@ func qkTileQ6K(c *build.Context) {
 // int32 and paired as words; each quant's low 4 bits from ql and its 2
 // high bits from qh, as ggml's dequantize_row_q6_K lays them out, kept as
 // q+32.
-func qkPackQ6K(c *build.Context) {
-	fn(c, "qkPackQ6KPanel512", "func(dst *byte, w *byte, stride int, mask int, nb int)",
+func qkPackQ6K(c *build.Context, full bool) {
+	name, iota, loop := "qkPackQ6KPanel512", "qk6Iota", "qkp6loop"
+	if full {
+		name, iota, loop = "qkPackQ6KFull512", "qk6IotaF", "qkp6loopf"
+	}
+	fn(c, name, "func(dst *byte, w *byte, stride int, mask int, nb int)",
 		"Packs nb super-blocks of the q6_K rows at w (stride bytes apart; rows",
 		"whose bit is clear in mask are packed as zero) into the panel dst.")
-	p := qkPackArgs(c, "qk6Iota", 0x0f0f0f0f, 0x30303030, 0xffff)
+	p := qkPackArgs(c, iota, 0x0f0f0f0f, 0x30303030, 0xffff)
 	nib, hi2, low16 := reg.Z30, reg.Z29, reg.Z28
-	c.Label("qkp6loop")
+	c.Label(loop)
 	p.gather(206, reg.Z0)
 	p.shr(16, reg.Z0, reg.Z0)
 	c.VPMOVDW(reg.Z0, reg.Y1)
@@ -433,7 +438,49 @@ func qkPackQ6K(c *build.Context) {
 			c.VMOVDQU32(reg.Z2, at(reg.RDI, q6Pairs+64*(2*i+j/2)))
 		}
 	}
+	// quants writes the 4 quant vectors of word k of half h from that
+	// word of ql (qa: bytes 64h+4k, qb: 64h+32+4k) and of qh (128+32h+4k).
+	quants := func(h, k int, qa, qb, qh, hs, v reg.VecPhysical) {
+		for e, f := range []struct {
+			src    reg.VecPhysical
+			qshift int // low 4 bits: src >> qshift
+			hshift int // high 2 bits: qh << 4 >> hshift
+		}{{qa, 0, 0}, {qb, 0, 2}, {qa, 4, 4}, {qb, 4, 6}} {
+			p.field(f.qshift, f.src, nib, v)
+			switch {
+			case f.hshift < 4:
+				c.VPSLLD(operand.U8(uint8(4-f.hshift)), qh, hs)
+				c.VPANDD(hi2, hs, hs)
+			case f.hshift == 4:
+				c.VPANDD(hi2, qh, hs)
+			default:
+				p.field(f.hshift-4, qh, hi2, hs)
+			}
+			c.VPORD(hs, v, v)
+			c.VMOVDQU32(v, at(reg.RDI, q6Quants+64*(32*h+8*e+k)))
+		}
+	}
 	z := avx512.v
+	if full {
+		// ql transposed (a half's 64 bytes per row), qh gathered.
+		qkRowRegs(c)
+		for h := range 2 {
+			qh := z[17:25]
+			for k := range 8 {
+				p.gather(128+32*h+4*k, qh[k])
+			}
+			x := append([]reg.VecPhysical(nil), z[0:16]...)
+			for r := range 16 {
+				c.VMOVDQU64(qkRow(r, 64*h), x[r])
+			}
+			f, _ := transpose16(c, x, z[16])
+			for k := range 8 {
+				quants(h, k, f[k], f[8+k], qh[k], z[25], z[26])
+			}
+		}
+		qkPackEnd(c, loop, 210, q6Block)
+		return
+	}
 	for h := range 2 {
 		for k := range 8 {
 			i := (8*h + k) % 2
@@ -441,27 +488,10 @@ func qkPackQ6K(c *build.Context) {
 			p.gather(64*h+4*k, qa)
 			p.gather(64*h+32+4*k, qb)
 			p.gather(128+32*h+4*k, qh)
-			for e, f := range []struct {
-				src    reg.VecPhysical
-				qshift int // low 4 bits: src >> qshift
-				hshift int // high 2 bits: qh << 4 >> hshift
-			}{{qa, 0, 0}, {qb, 0, 2}, {qa, 4, 4}, {qb, 4, 6}} {
-				p.field(f.qshift, f.src, nib, v)
-				switch {
-				case f.hshift < 4:
-					c.VPSLLD(operand.U8(uint8(4-f.hshift)), qh, hs)
-					c.VPANDD(hi2, hs, hs)
-				case f.hshift == 4:
-					c.VPANDD(hi2, qh, hs)
-				default:
-					p.field(f.hshift-4, qh, hi2, hs)
-				}
-				c.VPORD(hs, v, v)
-				c.VMOVDQU32(v, at(reg.RDI, q6Quants+64*(32*h+8*e+k)))
-			}
+			quants(h, k, qa, qb, qh, hs, v)
 		}
 	}
-	qkPackEnd(c, "qkp6loop", 210, q6Block)
+	qkPackEnd(c, loop, 210, q6Block)
 }
 
 // qkQuantsFull packs the quants of one q4_K/q5_K super-block of 16 full
@@ -472,34 +502,8 @@ func qkPackQ6K(c *build.Context) {
 func qkQuantsFull(c *build.Context, q5 bool, qs int, gather func(int, reg.VecPhysical),
 	shr func(int, reg.VecPhysical, reg.VecPhysical), fifth func(reg.VecPhysical, int, reg.VecPhysical, reg.VecPhysical)) {
 	z := avx512.v
-	c.Load(c.Param("stride"), reg.R8)
-	c.LEAQ(idx(reg.R8, 0, reg.R8, 2), reg.R10)
-	c.LEAQ(idx(reg.R8, 0, reg.R8, 4), reg.R11)
-	c.LEAQ(idx(reg.R10, 0, reg.R8, 4), reg.R12)
-	c.LEAQ(idx(reg.RSI, 0, reg.R8, 8), reg.R13)
-	row := func(r, disp int) operand.Mem {
-		base := reg.RSI
-		if r >= 8 {
-			base, r = reg.R13, r-8
-		}
-		switch r {
-		case 0:
-			return at(base, disp)
-		case 1:
-			return idx(base, disp, reg.R8, 1)
-		case 2:
-			return idx(base, disp, reg.R8, 2)
-		case 3:
-			return idx(base, disp, reg.R10, 1)
-		case 4:
-			return idx(base, disp, reg.R8, 4)
-		case 5:
-			return idx(base, disp, reg.R11, 1)
-		case 6:
-			return idx(base, disp, reg.R10, 2)
-		}
-		return idx(base, disp, reg.R12, 1)
-	}
+	qkRowRegs(c)
+	row := qkRow
 	qh := z[17:25]
 	if q5 {
 		for k := range 8 {
@@ -529,6 +533,42 @@ func qkQuantsFull(c *build.Context, q5 bool, qs int, gather func(int, reg.VecPhy
 			c.VMOVDQU32(v, at(reg.RDI, qkQuants+512*(2*j+1)+64*kk))
 		}
 	}
+}
+
+// qkRowRegs sets up qkRow's registers for the rows at SI: R8 = stride,
+// R10 = 3·stride, R11 = 5·stride, R12 = 7·stride, R13 = SI + 8·stride.
+func qkRowRegs(c *build.Context) {
+	c.Load(c.Param("stride"), reg.R8)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 2), reg.R10)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 4), reg.R11)
+	c.LEAQ(idx(reg.R10, 0, reg.R8, 4), reg.R12)
+	c.LEAQ(idx(reg.RSI, 0, reg.R8, 8), reg.R13)
+}
+
+// qkRow is the address disp bytes into weight row r (< 16) of a full
+// panel (registers from qkRowRegs).
+func qkRow(r, disp int) operand.Mem {
+	base := reg.RSI
+	if r >= 8 {
+		base, r = reg.R13, r-8
+	}
+	switch r {
+	case 0:
+		return at(base, disp)
+	case 1:
+		return idx(base, disp, reg.R8, 1)
+	case 2:
+		return idx(base, disp, reg.R8, 2)
+	case 3:
+		return idx(base, disp, reg.R10, 1)
+	case 4:
+		return idx(base, disp, reg.R8, 4)
+	case 5:
+		return idx(base, disp, reg.R11, 1)
+	case 6:
+		return idx(base, disp, reg.R10, 2)
+	}
+	return idx(base, disp, reg.R12, 1)
 }
 
 // transpose16 transposes the 16×16 dwords in x (row r in x[r]) with one
