@@ -17,14 +17,17 @@ import (
 // type's row tiles (vec.DotQ4_KMat, ...), which give the same bits. See
 // RATIONALE.md, "k-quant GEMM tile".
 
-// qkGemmMinM is the fewest activation rows that take the tile. At 8 rows
-// packing a panel (AVX-512 gathers) plus one tile cost as much as
-// DotQ4_KMat on the same products; at 16 the tile path takes 0.7 of its
-// CPU time (BenchmarkQKGemm).
+// qkGemmMinM is the fewest activation rows that take a tile (per type,
+// below). At 8 rows packing a panel plus one tile cost as much as the
+// row tiles on the same products (BenchmarkQKGemm); at 16, MUL_MAT
+// (1024², BenchmarkMulMatQuant, CPU time) took q4_K from 85–100 to
+// 205–229 GFLOP/s, while q6_K (its packer still gathers qh) stayed level
+// (99–130 vs 119–122) and gains from 32 rows (98–104 vs 149–182).
 const qkGemmMinM = 2 * vec.QGemmCols
 
 // qkGemm is the tile of one k-quant weight type.
 type qkGemm struct {
+	minM       int64
 	panelBytes func(nb int) int
 	pack       func(dst, w []byte, stride, rows, nb int) error
 	tile       func(out []float32, p, y []byte, ys, nb int) error
@@ -32,20 +35,20 @@ type qkGemm struct {
 
 // qkGemms are the k-quant tiles by weight type (read only).
 var qkGemms = map[runtime.Type]qkGemm{
-	runtime.TypeQ4_K: {vec.QGemmQ4_KPanelBytes, vec.PackQ4_KPanel, vec.QGemmQ4_KTile},
-	runtime.TypeQ5_K: {vec.QGemmQ5_KPanelBytes, vec.PackQ5_KPanel, vec.QGemmQ5_KTile},
-	runtime.TypeQ6_K: {vec.QGemmQ6_KPanelBytes, vec.PackQ6_KPanel, vec.QGemmQ6_KTile},
+	runtime.TypeQ4_K: {qkGemmMinM, vec.QGemmQ4_KPanelBytes, vec.PackQ4_KPanel, vec.QGemmQ4_KTile},
+	runtime.TypeQ5_K: {qkGemmMinM, vec.QGemmQ5_KPanelBytes, vec.PackQ5_KPanel, vec.QGemmQ5_KTile},
+	runtime.TypeQ6_K: {2 * qkGemmMinM, vec.QGemmQ6_KPanelBytes, vec.PackQ6_KPanel, vec.QGemmQ6_KTile},
 }
 
 // qkGemmDot returns the dot phase of MUL_MAT node t (weights am, result
 // dm) on the k-quant tile, over the q8_K activation rows q (qrow bytes
 // each, the rows of every batch in order), or nil where it does not
-// apply: a type without a tile, fewer than qkGemmMinM activation rows, or
+// apply: a type without a tile, fewer than its minM activation rows, or
 // no AVX-512 VNNI. mat computes the leftover rows' products.
 func qkGemmDot(t *runtime.Tensor, dm, am, q []byte, qrow int64, mat func([]float32, int, []byte, int, int, []byte, int, int, int) error, sp *scratchPool, nth int) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	kg, ok := qkGemms[a.Type]
-	if !ok || mat == nil || !vec.QKGemmAVX512() || b.Ne[1] < qkGemmMinM || a.Nb[1] > 1<<26 {
+	if !ok || mat == nil || !vec.QKGemmAVX512() || b.Ne[1] < kg.minM || a.Nb[1] > 1<<26 {
 		return nil
 	}
 	m, n := b.Ne[1], a.Ne[1]
