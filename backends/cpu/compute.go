@@ -36,6 +36,14 @@ func (p *scratchPool) prepare(nth int) {
 	}
 }
 
+// panel returns worker ith's panel scratch of n bytes (prepare first).
+func (p *scratchPool) panel(ith, n int) []byte {
+	if len(p.panels[ith]) < n {
+		p.panels[ith] = make([]byte, n)
+	}
+	return p.panels[ith][:n]
+}
+
 func (p *scratchPool) get(ith, n int) []float32 {
 	if cap(p.bufs[ith]) < n {
 		p.bufs[ith] = make([]float32, n)

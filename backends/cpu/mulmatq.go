@@ -199,6 +199,9 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		}
 		return nil
 	}
+	if d := qkGemmDot(t, dm, am, q, qrow, qk.mat, sp, nth); d != nil {
+		dot = d
+	}
 	return quant, dot, rows
 }
 

@@ -79,36 +79,21 @@ func mulMatQGemmKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	ldc := int64(t.Nb[1] / 4)
 	stride := int(a.Nb[1])
-	panels := (n + vec.QGemmRows - 1) / vec.QGemmRows
-	// Work units are (batch, panel, chunk of groups): whole panels when
-	// there are enough to keep every worker busy, else each panel's
-	// groups split into chunks (each chunk packs its panel again).
-	chunks := int64(1)
-	if want := 4 * int64(nth); batches*panels < want {
-		chunks = min(groups, (want+batches*panels-1)/(batches*panels))
-	}
-	units := batches * panels * chunks
+	pw := newPanelWork(b.Ne[2], batches, n, groups, nth)
 	pbytes := vec.QGemmPanelBytes(nb)
 	dot = func(ith, nth int) error {
-		if len(sp.panels[ith]) < pbytes {
-			sp.panels[ith] = make([]byte, pbytes)
-		}
-		panel := sp.panels[ith][:pbytes]
+		panel := sp.panel(ith, pbytes)
 		var out [vec.QGemmCols * vec.QGemmRows]float32
-		u0, u1 := cpukernels.RowRange(units, ith, nth)
+		u0, u1 := cpukernels.RowRange(pw.units(), ith, nth)
 		for u := u0; u < u1; u++ {
-			batch, rest := u/(panels*chunks), u%(panels*chunks)
-			p, ch := rest/chunks, rest%chunks
-			i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
-			j0 := p * vec.QGemmRows
-			nj := min(vec.QGemmRows, n-j0)
-			w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
+			x := pw.unit(u)
+			w := am[off3(a.Nb, x.j0, x.i2/r2, x.i3/r3):]
+			nj, j0, batch := x.nj, x.j0, x.batch
 			if err := pack(panel, w, stride, int(nj), nb); err != nil {
 				return fmt.Errorf("tensor %s: %w", t, err)
 			}
-			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
-			g0, g1 := cpukernels.RowRange(groups, int(ch), int(chunks))
-			for g := g0; g < g1; g++ {
+			C := floats(dm, off3(t.Nb, 0, x.i2, x.i3), (m-1)*ldc+n)
+			for g := x.g0; g < x.g1; g++ {
 				gb := (batch*groups + g) * gbytes
 				if err := vec.QGemmTile(out[:], panel, qg[gb:gb+gbytes], nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
@@ -122,4 +107,41 @@ func mulMatQGemmKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		return nil
 	}
 	return quant, dot, rows
+}
+
+// panelWork splits the products of a GEMM tile into work units of
+// (batch, panel of vec.QGemmRows weight rows, chunk of activation
+// groups): whole panels when there are enough to keep every worker busy,
+// else each panel's groups split into chunks (each chunk packs its panel
+// again).
+type panelWork struct {
+	ne2, panels, chunks, groups, n, batches int64
+}
+
+// newPanelWork splits n weight rows times groups activation groups per
+// batch, batches batches (ne2 per dimension-3 index), among nth workers.
+func newPanelWork(ne2, batches, n, groups int64, nth int) panelWork {
+	pw := panelWork{ne2: ne2, panels: (n + vec.QGemmRows - 1) / vec.QGemmRows, chunks: 1, groups: groups, n: n, batches: batches}
+	if want := 4 * int64(nth); batches*pw.panels < want {
+		pw.chunks = min(groups, (want+batches*pw.panels-1)/(batches*pw.panels))
+	}
+	return pw
+}
+
+func (pw panelWork) units() int64 { return pw.batches * pw.panels * pw.chunks }
+
+// panelUnit is one unit: its batch (and that batch's indices i2, i3), its
+// weight rows j0 ≤ j < j0+nj, and its activation groups g0 ≤ g < g1.
+type panelUnit struct {
+	batch, i2, i3, j0, nj int64
+	g0, g1                int64
+}
+
+func (pw panelWork) unit(u int64) panelUnit {
+	batch, rest := u/(pw.panels*pw.chunks), u%(pw.panels*pw.chunks)
+	p, ch := rest/pw.chunks, rest%pw.chunks
+	x := panelUnit{batch: batch, i2: batch % pw.ne2, i3: batch / pw.ne2, j0: p * vec.QGemmRows}
+	x.nj = min(vec.QGemmRows, pw.n-x.j0)
+	x.g0, x.g1 = cpukernels.RowRange(pw.groups, int(ch), int(pw.chunks))
+	return x
 }

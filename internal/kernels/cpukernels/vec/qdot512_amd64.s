@@ -195,7 +195,7 @@ DATA q512m51<>+56(SB)/8, $0x0000000000000000
 GLOBL q512m51<>(SB), RODATA|NOPTR, $64
 
 // func dotQ8x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI, MMX+
 TEXT ·dotQ8x4AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 4 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -394,7 +394,7 @@ q8x4done:
 	RET
 
 // func dotQ8x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI
 TEXT ·dotQ8x1AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 1 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -484,7 +484,7 @@ q8x1done:
 	RET
 
 // func dotQ4x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI, MMX+
 TEXT ·dotQ4x4AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 4 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -684,7 +684,7 @@ q4x4done:
 	RET
 
 // func dotQ4x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI
 TEXT ·dotQ4x1AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 1 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -779,7 +779,7 @@ q4x1done:
 	RET
 
 // func dotQ5x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI, MMX+
 TEXT ·dotQ5x4AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 4 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -1009,7 +1009,7 @@ q5x4done:
 	RET
 
 // func dotQ5x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI
 TEXT ·dotQ5x1AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 1 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -1116,7 +1116,7 @@ q5x1done:
 	RET
 
 // func dotQ41x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI, MMX+
 TEXT ·dotQ41x4AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 4 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -1342,7 +1342,7 @@ q41x4done:
 	RET
 
 // func dotQ41x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI
 TEXT ·dotQ41x1AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 1 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -1445,7 +1445,7 @@ q41x1done:
 	RET
 
 // func dotQ51x4AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI, MMX+
 TEXT ·dotQ51x4AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 4 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI
@@ -1699,7 +1699,7 @@ q51x4done:
 	RET
 
 // func dotQ51x1AVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512_VNNI
 TEXT ·dotQ51x1AVX512(SB), NOSPLIT, $0-40
 	// dst[r] = dot of 1 weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.
 	MOVQ         w+0(FP), SI

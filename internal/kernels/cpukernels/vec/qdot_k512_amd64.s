@@ -329,7 +329,7 @@ DATA kq6s3<>+56(SB)/8, $0x000f000f000f000f
 GLOBL kq6s3<>(SB), RODATA|NOPTR, $64
 
 // func q4KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q4KDot4AVX512(SB), NOSPLIT, $0-48
 	// dst[r·ds] = the dot of the weight row w (nb super-blocks) with the q8_K
 	// row y+r·ys, for r < 4.
@@ -477,7 +477,7 @@ q4k4loop:
 	RET
 
 // func q4KDot1AVX512(w *byte, y *byte, nb int) float32
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q4KDot1AVX512(SB), NOSPLIT, $0-28
 	// The dot of the weight row w (nb super-blocks) with the q8_K row y.
 	MOVQ      w+0(FP), SI
@@ -558,7 +558,7 @@ q4k1loop:
 	RET
 
 // func q5KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q5KDot4AVX512(SB), NOSPLIT, $0-48
 	// dst[r·ds] = the dot of the weight row w (nb super-blocks) with the q8_K
 	// row y+r·ys, for r < 4.
@@ -715,7 +715,7 @@ q5k4loop:
 	RET
 
 // func q5KDot1AVX512(w *byte, y *byte, nb int) float32
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q5KDot1AVX512(SB), NOSPLIT, $0-28
 	// The dot of the weight row w (nb super-blocks) with the q8_K row y.
 	MOVQ      w+0(FP), SI
@@ -805,7 +805,7 @@ q5k1loop:
 	RET
 
 // func q6KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q6KDot4AVX512(SB), NOSPLIT, $0-48
 	// dst[r·ds] = the dot of the weight row w (nb super-blocks) with the q8_K
 	// row y+r·ys, for r < 4.
@@ -940,7 +940,7 @@ q6k4loop:
 	RET
 
 // func q6KDot1AVX512(w *byte, y *byte, nb int) float32
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q6KDot1AVX512(SB), NOSPLIT, $0-28
 	// The dot of the weight row w (nb super-blocks) with the q8_K row y.
 	MOVQ      w+0(FP), SI
@@ -1018,7 +1018,7 @@ q6k1loop:
 	RET
 
 // func q2KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q2KDot4AVX512(SB), NOSPLIT, $0-48
 	// dst[r·ds] = the dot of the weight row w (nb super-blocks) with the q8_K
 	// row y+r·ys, for r < 4.
@@ -1158,7 +1158,7 @@ q2k4loop:
 	RET
 
 // func q2KDot1AVX512(w *byte, y *byte, nb int) float32
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q2KDot1AVX512(SB), NOSPLIT, $0-28
 	// The dot of the weight row w (nb super-blocks) with the q8_K row y.
 	MOVQ      w+0(FP), SI
@@ -1231,7 +1231,7 @@ q2k1loop:
 	RET
 
 // func q3KDot4AVX512(w *byte, y *byte, ys int, nb int, dst *float32, ds int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q3KDot4AVX512(SB), NOSPLIT, $0-48
 	// dst[r·ds] = the dot of the weight row w (nb super-blocks) with the q8_K
 	// row y+r·ys, for r < 4.
@@ -1373,7 +1373,7 @@ q3k4loop:
 	RET
 
 // func q3KDot1AVX512(w *byte, y *byte, nb int) float32
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C
 TEXT ·q3KDot1AVX512(SB), NOSPLIT, $0-28
 	// The dot of the weight row w (nb super-blocks) with the q8_K row y.
 	MOVQ      w+0(FP), SI
@@ -1458,7 +1458,7 @@ q3k1loop:
 	RET
 
 // func q4KDot4WAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, MMX+
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, MMX+
 TEXT ·q4KDot4WAVX512(SB), NOSPLIT, $0-40
 	// dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the
 	// q8_K row y, for r < 4.
@@ -1693,7 +1693,7 @@ q4kw4loop:
 	RET
 
 // func q5KDot4WAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, MMX+
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, MMX+
 TEXT ·q5KDot4WAVX512(SB), NOSPLIT, $0-40
 	// dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the
 	// q8_K row y, for r < 4.
@@ -1964,7 +1964,7 @@ q5kw4loop:
 	RET
 
 // func q6KDot4WAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, MMX+
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, MMX+
 TEXT ·q6KDot4WAVX512(SB), NOSPLIT, $0-40
 	// dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the
 	// q8_K row y, for r < 4.

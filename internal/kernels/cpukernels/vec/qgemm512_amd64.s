@@ -35,7 +35,7 @@ DATA qgT2hi<>+56(SB)/8, $0x000000000000000f
 GLOBL qgT2hi<>(SB), RODATA|NOPTR, $64
 
 // func qgemmTile512(out *float32, p *byte, a *byte, nb int)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, AVX512_VNNI, MMX+
 TEXT ·qgemmTile512(SB), NOSPLIT, $0-32
 	// out[16r+j] = Σ_blocks of weight row j of the packed panel p times activation row r of the group a, r < 8, j < 16.
 	MOVQ   out+0(FP), BX

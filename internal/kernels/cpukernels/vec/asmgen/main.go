@@ -43,6 +43,7 @@ var files = []struct {
 	{"qgemm512_amd64.s", genQGemm512},
 	{"f16attn_amd64.s", genF16Attn},
 	{"swiglu_amd64.s", genSwiglu},
+	{"qkgemm_amd64.s", genQKGemm},
 }
 
 // errStale is returned by -check when a committed file differs from what

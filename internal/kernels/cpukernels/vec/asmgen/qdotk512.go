@@ -154,13 +154,16 @@ func kTables(c *build.Context) kTab {
 // operands src, w, acc (acc += the dot products of w with src, four byte
 // or two word products per lane), which avo v0.5.0 does not know: a raw
 // instruction, acc both read and written so that avo's liveness pass
-// sees the read-modify-write.
-func vnni(c *build.Context, op string, src, w, acc operand.Op) {
+// sees the read-modify-write. suffixes are the instruction's suffixes
+// (BCST: src is a 32-bit memory operand broadcast to every lane).
+func vnni(c *build.Context, op string, src, w, acc operand.Op, suffixes ...string) {
 	c.Instruction(&ir.Instruction{
 		Opcode:   op,
+		Suffixes: suffixes,
 		Operands: []operand.Op{src, w, acc},
 		Inputs:   []operand.Op{src, w, acc},
 		Outputs:  []operand.Op{acc},
+		ISA:      []string{"AVX512_VNNI"},
 	})
 }
 

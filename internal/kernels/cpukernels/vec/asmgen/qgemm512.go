@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/mmcloughlin/avo/build"
-	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
@@ -58,14 +57,7 @@ func qgemmTile(c *build.Context) {
 	}
 	for j := range 8 {
 		for r := range 8 {
-			// VPDPBUSD.BCST: avo v0.5.0 knows no VNNI (see vnni).
-			c.Instruction(&ir.Instruction{
-				Opcode:   "VPDPBUSD",
-				Suffixes: []string{"BCST"},
-				Operands: []operand.Op{at(reg.RDX, 32*r+4*j), z[j], z[9+r]},
-				Inputs:   []operand.Op{at(reg.RDX, 32*r+4*j), z[j], z[9+r]},
-				Outputs:  []operand.Op{z[9+r]},
-			})
+			vnni(c, "VPDPBUSD", at(reg.RDX, 32*r+4*j), z[j], z[9+r], "BCST")
 		}
 	}
 	for r := range 8 {
