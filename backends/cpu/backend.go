@@ -50,11 +50,14 @@ type Backend struct {
 	cleanup goruntime.Cleanup
 	scratch *scratchPool // not part of Backend's memory: jobs held by workers point at it
 	minWork int64        // minWorkPerThread, lowered by tests to split every node
+	// roundStage is maxRoundedStage, lowered by tests to take
+	// mulMatRoundedBlocked with small products.
+	roundStage int64
 }
 
 // NewBackend returns a CPU backend configured by o.
 func NewBackend(o BackendOptions) *Backend {
-	b := &Backend{bt: o.BufferType, scratch: &scratchPool{}, minWork: minWorkPerThread}
+	b := &Backend{bt: o.BufferType, scratch: &scratchPool{}, minWork: minWorkPerThread, roundStage: maxRoundedStage}
 	if b.bt == nil {
 		b.bt = DefaultBufferType()
 	}
@@ -211,9 +214,11 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 			}
 			return b.pool.run(nth, dot)
 		}
-		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.Threads()); mm != nil {
-			if err := b.pool.run(b.threadsForWork(rows*n.Src[1].Ne[0]), round); err != nil {
-				return err
+		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.Threads(), b.roundStage); mm != nil {
+			if round != nil {
+				if err := b.pool.run(b.threadsForWork(rows*n.Src[1].Ne[0]), round); err != nil {
+					return err
+				}
 			}
 			return b.pool.run(nth, mm)
 		}

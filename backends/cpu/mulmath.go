@@ -27,6 +27,15 @@ const f16GemvMaxM = 8
 // once from memory and then from cache for each further activation row.
 const f16GemvChunk = 32
 
+// maxRoundedStage is the most bytes of rounded activations (as float32) a
+// MUL_MAT stages whole for mulMatRoundedKernels' two phases; above it the
+// activations are rounded a block at a time inside the product
+// (mulMatRoundedBlocked), so that a product with millions of activation
+// rows (test-backend-ops' m=16, n=8400000, k=32) does not stage gigabytes
+// next to its inputs and result. 64 MiB stages a 4096-token prompt of
+// 4096-wide activations whole.
+const maxRoundedStage = 64 << 20
+
 // mulMatRoundedKernels returns the two phases of a MUL_MAT node t whose
 // activations ggml rounds before the product, computed on the f32 GEMM:
 // the round phase (split by rows) writes the activations, rounded to the
@@ -35,9 +44,11 @@ const f16GemvChunk = 32
 // weights. It covers f16 and bf16 weights (products of two halves or two
 // bfloat16 are exact in float32, so only the order of the sums differs from
 // ggml's) and quantized weights with more activation rows than their
-// integer dots take (qKernel.maxM). It returns nils when t is not of that
+// integer dots take (qKernel.maxM). When the rounded activations would take
+// more than maxStage bytes, round is nil and mm rounds them itself, a block
+// at a time (mulMatRoundedBlocked). It returns nils when t is not of that
 // kind.
-func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int) (round, mm func(ith, nth int) error, rows int64) {
+func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int, maxStage int64) (round, mm func(ith, nth int) error, rows int64) {
 	a, b := t.Src[0], t.Src[1]
 	if !cpukernels.IsFloat(b.Type) || !f32Layout(t, dm) {
 		return nil, nil, 0
@@ -57,6 +68,37 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 	}
 	k := b.Ne[0]
 	rows = b.Ne[1] * b.Ne[2] * b.Ne[3]
+	qbufs := make([][]byte, nth) // one quantized row per worker
+	// roundRow writes activation row r, rounded, into x.
+	roundRow := func(ith int, r int64, x []float32) error {
+		i1, i2, i3 := rowCoords(b.Ne, r)
+		if err := cpukernels.LoadRow(b, bm, i1, i2, i3, x); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		if conv != nil {
+			for i, v := range x {
+				x[i] = conv(v)
+			}
+			return nil
+		}
+		if qbufs[ith] == nil {
+			qbufs[ith] = make([]byte, qk.act.RowSize(k))
+		}
+		if err := qk.quant(x, qbufs[ith]); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		if err := cpukernels.ToFloat(qk.act, qbufs[ith], x); err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		return nil
+	}
+	gemv := a.Type == runtime.TypeF16 && b.Ne[1] <= f16GemvMaxM && a.IsContiguousRows()
+	if !gemv && 4*rows*k > maxStage {
+		if mm = mulMatRoundedBlocked(t, dm, am, roundRow, sp, nth); mm == nil {
+			return nil, nil, 0
+		}
+		return nil, mm, rows
+	}
 	need := 4*rows*k + 4 // +4: room to align to 4 bytes
 	if int64(cap(sp.q)) < need {
 		sp.q = make([]byte, need)
@@ -66,35 +108,17 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 		buf = buf[4-o:]
 	}
 	buf = buf[:4*rows*k]
-	qbufs := make([][]byte, nth) // one quantized row per worker
 	round = func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(rows, ith, nth)
 		for r := r0; r < r1; r++ {
-			i1, i2, i3 := rowCoords(b.Ne, r)
-			x := floats(buf, uint64(r*k)*4, k)
-			if err := cpukernels.LoadRow(b, bm, i1, i2, i3, x); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
-			if conv != nil {
-				for i, v := range x {
-					x[i] = conv(v)
-				}
-				continue
-			}
-			if qbufs[ith] == nil {
-				qbufs[ith] = make([]byte, qk.act.RowSize(k))
-			}
-			if err := qk.quant(x, qbufs[ith]); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
-			}
-			if err := cpukernels.ToFloat(qk.act, qbufs[ith], x); err != nil {
-				return fmt.Errorf("tensor %s: %w", t, err)
+			if err := roundRow(ith, r, floats(buf, uint64(r*k)*4, k)); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
 	dense := [4]uint64{4, uint64(4 * k), uint64(4 * k * b.Ne[1]), uint64(4 * k * b.Ne[1] * b.Ne[2])}
-	if a.Type == runtime.TypeF16 && b.Ne[1] <= f16GemvMaxM && a.IsContiguousRows() {
+	if gemv {
 		return round, mulMatF16Gemv(t, dm, am, buf, dense), rows
 	}
 	mm = mulMatKernelB(t, dm, am, buf, dense, sp, nth)
@@ -102,6 +126,59 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 		return nil, nil, 0
 	}
 	return round, mm, rows
+}
+
+// mulMatRoundedBlocked returns the single phase of a rounded MUL_MAT t
+// (see mulMatRoundedKernels) whose activations are too many to stage
+// whole: every worker takes its share of the activation rows and, a block
+// of them at a time, rounds them with roundRow into its own scratch and
+// multiplies them with the weights, widened or dequantized a chunk of rows
+// at a time. The weights are widened once per block, which costs 1/block of
+// the product. It returns nil when t's weights are not dense rows of a row
+// type.
+func mulMatRoundedBlocked(t *runtime.Tensor, dm, am []byte, roundRow func(ith int, r int64, x []float32) error, sp *scratchPool, nth int) func(ith, nth int) error {
+	a, b := t.Src[0], t.Src[1]
+	if !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
+		return nil
+	}
+	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	ldc := int64(t.Nb[1] / 4)
+	rows := m * b.Ne[2] * b.Ne[3]
+	block := max(16, (1<<18)/k)        // about 1 MiB of rounded rows per worker
+	chunk := max(16, min(64, 16384/k)) // weight rows widened at a time, as mulMatKernelB
+	rowBytes := a.Type.RowSize(k)
+	sp.prepare(nth)
+	return func(ith, nth int) error {
+		scratch := sp.get(ith, int((block+chunk)*k))
+		r0, r1 := cpukernels.RowRange(rows, ith, nth)
+		for r := r0; r < r1; {
+			i1, i2, i3 := rowCoords(b.Ne, r)
+			bn := min(block, r1-r, m-i1) // rows of one activation matrix
+			X, S := scratch[:bn*k], scratch[block*k:]
+			for j := int64(0); j < bn; j++ {
+				if err := roundRow(ith, r+j, X[j*k:(j+1)*k]); err != nil {
+					return err
+				}
+			}
+			C := floats(dm, off3(t.Nb, i1, i2, i3), (bn-1)*ldc+n)
+			aoff := off3(a.Nb, 0, i2/r2, i3/r3)
+			for jc := int64(0); jc < n; jc += chunk {
+				cn := min(chunk, n-jc)
+				for j := int64(0); j < cn; j++ {
+					ro := aoff + uint64(jc+j)*a.Nb[1]
+					if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
+				}
+				if err := vec.GemmNT(int(bn), int(cn), int(k), X, int(k), S, int(k), C[jc:], int(ldc)); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
+			}
+			r += bn
+		}
+		return nil
+	}
 }
 
 // mulMatF16Gemv returns the product phase of an f16 MUL_MAT t with few

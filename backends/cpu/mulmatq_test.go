@@ -14,7 +14,10 @@ import (
 
 // TestMulMatQuant runs quantized, f16 and bf16 MUL_MAT through the
 // backend (both phases, tiles, broadcasting over dims 2 and 3, more than 96
-// activation rows and fewer than 4 weight rows) and compares it with
+// activation rows and fewer than 4 weight rows; with the rounded
+// activations staged whole and, "blocked", rounded a block at a time inside
+// the product as for millions of rows, including blocks that end inside an
+// activation matrix and at its end) and compares it with
 // ggml's arithmetic done plainly: dequantized weights times the activations
 // rounded to the weights' vec_dot type, in float64.
 func TestMulMatQuant(t *testing.T) {
@@ -24,6 +27,7 @@ func TestMulMatQuant(t *testing.T) {
 		{128, 37, 70, 2, 1, 4, 3},
 		{256, 130, 3, 1, 1, 1, 1},
 		{512, 3, 130, 1, 1, 1, 1},
+		{256, 5, 1100, 1, 1, 2, 1}, // more rows than one block of mulMatRoundedBlocked
 	}
 	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1,
 		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeF16, runtime.TypeBF16} {
@@ -32,15 +36,17 @@ func TestMulMatQuant(t *testing.T) {
 				continue
 			}
 			for _, threads := range []int{1, 3} {
-				t.Run(fmt.Sprintf("%s/k%d_n%d_m%d_b%dx%d/threads%d", typ, s.k, s.n, s.m, s.b2, s.b3, threads), func(t *testing.T) {
-					testMulMatQuant(t, typ, s.k, s.n, s.m, [2]int64{s.a2, s.a3}, [2]int64{s.b2, s.b3}, threads)
-				})
+				for _, blocked := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/k%d_n%d_m%d_b%dx%d/threads%d/blocked=%v", typ, s.k, s.n, s.m, s.b2, s.b3, threads, blocked), func(t *testing.T) {
+						testMulMatQuant(t, typ, s.k, s.n, s.m, [2]int64{s.a2, s.a3}, [2]int64{s.b2, s.b3}, threads, blocked)
+					})
+				}
 			}
 		}
 	}
 }
 
-func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]int64, threads int) {
+func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]int64, threads int, blocked bool) {
 	r := rand.New(rand.NewPCG(uint64(k), uint64(n*m)))
 	ctx := runtime.NewContext()
 	a := ctx.NewTensor(typ, k, n, ae[0], ae[1])
@@ -73,7 +79,11 @@ func testMulMatQuant(t *testing.T, typ runtime.Type, k, n, m int64, ae, be [2]in
 		}
 	}
 	bf := rand32(k * m * be[0] * be[1])
-	raw := runMulMat(t, out, aq, bf, threads, true)
+	var configure []func(*Backend)
+	if blocked {
+		configure = append(configure, func(b *Backend) { StageRoundedUpTo(b, 0) })
+	}
+	raw := runMulMat(t, out, aq, bf, threads, true, configure...)
 	// The activations as ggml rounds them.
 	for i := int64(0); i < m*be[0]*be[1]; i++ {
 		if err := cpukernels.RoundActivations(typ, bf[i*k:(i+1)*k]); err != nil {
@@ -117,9 +127,9 @@ func f32Bytes(x []float32) []byte {
 
 // runMulMat writes the weight bytes aq and the activations bf into the
 // sources of the MUL_MAT node out, computes it on a backend of threads
-// workers (every node on its own split when split is set) and returns
-// the result's bytes.
-func runMulMat(t *testing.T, out *runtime.Tensor, aq []byte, bf []float32, threads int, split bool) []byte {
+// workers (every node on its own split when split is set, then configured
+// by each of configure) and returns the result's bytes.
+func runMulMat(t *testing.T, out *runtime.Tensor, aq []byte, bf []float32, threads int, split bool, configure ...func(*Backend)) []byte {
 	t.Helper()
 	if err := runtime.SetTensorData(out.Src[0], aq, 0); err != nil {
 		t.Fatal(err)
@@ -130,6 +140,9 @@ func runMulMat(t *testing.T, out *runtime.Tensor, aq []byte, bf []float32, threa
 	be := NewBackend(BackendOptions{Threads: threads})
 	if split {
 		SplitEverything(be)
+	}
+	for _, c := range configure {
+		c(be)
 	}
 	defer be.Close()
 	g := runtime.NewGraph()

@@ -28,6 +28,7 @@ type rpcServerOptions struct {
 	allowRemote bool
 	debug       bool
 	memLimit    uint64
+	cpuProf     string
 }
 
 func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, error) {
@@ -45,6 +46,7 @@ func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, er
 	fs.StringVar(&o.cacheDir, "c", "", "local cache directory for tensor data (enables SET_TENSOR_HASH)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow binding to a non-loopback address")
 	memLimit := fs.String("mem-limit", "", "most bytes of buffers one connection may hold (k, m, g suffixes; empty: no limit)")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile of the server's whole run to this file (go tool pprof; written when the server stops on SIGINT/SIGTERM)")
 	fs.BoolVar(&o.debug, "debug", os.Getenv("GGML_RPC_DEBUG") != "", "log every command (default on when GGML_RPC_DEBUG is set)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -100,6 +102,13 @@ func runRPCServer(args []string, stdout, stderr io.Writer) error {
 		if err := os.MkdirAll(o.cacheDir, 0o755); err != nil {
 			return fmt.Errorf("-c: %w", err)
 		}
+	}
+	if o.cpuProf != "" {
+		stop, err := startCPUProfile(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	backends, closeAll, err := openRPCBackends(o.backends, o.threads)
 	if err != nil {
