@@ -110,6 +110,17 @@ func opCases3(reduced bool) []opCase {
 			return b.Interpolate(b.in(f32, 5, 4, 3, 2), 11, 7, 3, 2, mode)
 		})
 	}
+	add(true, "UPSCALE_bicubic", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Interpolate(b.in(f32, 5, 4, 3, 2), 11, 7, 3, 2, runtime.ScaleBicubic)
+	})
+	add(true, "UPSCALE_bilinear_antialias_down", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Interpolate(b.in(f32, 13, 11, 3, 2), 5, 4, 3, 2, runtime.ScaleBilinear|runtime.ScaleAntialias)
+	})
+	for _, kt := range []runtime.Type{f32, runtime.TypeF16} {
+		add(kt != f32, "CONV_TRANSPOSE_1D_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.ConvTranspose1D(b.in(kt, 5, 3, 4), b.in(f32, 9, 4), 2, 0, 1)
+		})
+	}
 	add(true, "UPSCALE_nearest_down", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.Upscale(b.Interpolate(b.in(f32, 9, 8, 6), 4, 3, 3, 1, runtime.ScaleNearest), 2, runtime.ScaleNearest)
 	})

@@ -403,6 +403,9 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		}
 		return &launch{kernel: "argmax", grid: gridCount, count: uint64(s0.Ne[1]), local: 64, srcs: [3]*runtime.Tensor{s0}}, ""
 	}
+	if l, why, ok := planSpatial(t); ok {
+		return l, why
+	}
 	return nil, fmt.Sprintf("op %s", t.Op)
 }
 

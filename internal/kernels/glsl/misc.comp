@@ -16,6 +16,8 @@
 //   9 PAD_REFLECT_1D: rows padded by op[0] / op[1] mirrored elements.
 //  10 REPEAT_BACK: the sum of the source's tiles of the result's shape,
 //     added tile by tile (dimension 3 outermost) as ggml does.
+//  11 DIAG: source 0's row i2, i3 (ne1 1) on the diagonal of an ne0 x ne0
+//     matrix, zeros elsewhere.
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -31,6 +33,7 @@ layout(local_size_x = 128) in;
 #define M_ROLL 8u
 #define M_PAD_REFLECT 9u
 #define M_REPEAT_BACK 10u
+#define M_DIAG 11u
 
 // wrap is i modulo n in [0, n) (GLSL's % of a negative int is undefined).
 uint wrap(int i, uint n) { return uint(i + int(n) * (abs(i) / int(n) + 1)) % n; }
@@ -90,6 +93,10 @@ void main() {
 			return;
 		}
 		st(o, ld(1u, at(1u, c)) + ld(2u, at(2u, uvec4(c.x, uint(id), 0u, 0u))));
+		return;
+	}
+	if (mode == M_DIAG) {
+		st(o, c.x == c.y ? ld(1u, at(1u, uvec4(c.x, 0u, c.zw))) : 0.0);
 		return;
 	}
 	if (mode == M_FILL) {

@@ -1,0 +1,213 @@
+package opengl
+
+import (
+	"fmt"
+
+	"github.com/gogml/gogml/runtime"
+)
+
+// This file maps MUL_MAT_ID, the whole-tensor reductions (SUM,
+// COUNT_EQUAL), DIAG and the windowed ops of spatial.comp (UPSCALE,
+// POOL_1D/2D, CONV_TRANSPOSE_1D) to their kernels. Like kernels.go it has
+// no GL calls and no build tag.
+
+// Modes of spatial.comp.
+const (
+	spatialUpscale uint32 = iota
+	spatialPool1D
+	spatialPool2D
+	spatialConvT1D
+)
+
+// Modes of reduce.comp.
+const (
+	reduceSum uint32 = iota
+	reduceCountEqual
+)
+
+// miscDiag is misc.comp's DIAG (after the modes of kernels_more.go).
+const miscDiag = miscRepeatBack + 1
+
+// maxLoop is the most loop iterations a new kernel lets one invocation
+// run: llvmpipe stops an invocation after 65535 in all (RATIONALE:
+// "OpenGL's later ops"), so shapes past this are refused, not computed in
+// part.
+const maxLoop = 60000
+
+// reduceLocal is reduce.comp's work group size.
+const reduceLocal = 256
+
+// ggml's scale modes and flags (UPSCALE's op parameter 0).
+const (
+	scaleNearest      = 0
+	scaleBilinear     = 1
+	scaleBicubic      = 2
+	scaleAlignCorners = 1 << 8
+	scaleAntialias    = 1 << 9
+)
+
+// ggml's pool kinds (op parameter 0 of POOL_1D and POOL_2D).
+const (
+	poolMax = 0
+	poolAvg = 1
+)
+
+// mulMatKLimit is the longest inner dimension the mul_mat kernel's outer
+// loop takes for weights of type a under llvmpipe's loop guard: one
+// iteration per element for the float types, per 32 for q4_0/q8_0 and per
+// 16 for dequant.glsl's types.
+func mulMatKLimit(a runtime.Type) int64 {
+	switch {
+	case isFloat(a):
+		return maxLoop
+	case a == runtime.TypeQ4_0 || a == runtime.TypeQ8_0:
+		return 32 * maxLoop
+	}
+	return 16 * maxLoop
+}
+
+// planSpatial maps the ops of this file; ok is false for other ops.
+func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
+	s0, s1 := t.Src[0], t.Src[1]
+	p := func(i int) int64 { return int64(t.OpParamI32(i)) }
+	spatial := func(mode uint32, srcs ...*runtime.Tensor) *launch {
+		l := &launch{kernel: "spatial", grid: gridElements, local: 128, extra: [8]uint32{mode}}
+		copy(l.srcs[:], srcs)
+		return l
+	}
+	switch t.Op {
+	case runtime.OpMulMatId:
+		l, why = planMulMatID(t)
+		return l, why, true
+	case runtime.OpSum, runtime.OpCountEqual:
+		n := 2
+		if t.Op == runtime.OpSum {
+			n = 1
+		}
+		if why := need(t, n); why != "" {
+			return nil, why, true
+		}
+		l := &launch{kernel: "reduce", grid: gridCount, count: 1, local: reduceLocal, srcs: [3]*runtime.Tensor{s0}}
+		if t.Op == runtime.OpSum {
+			if !isFloat(s0.Type) || t.Type != s0.Type || !t.IsScalar() {
+				return nil, "want a float source and a scalar result of its type", true
+			}
+		} else {
+			if s0.Type != runtime.TypeI32 || s1.Type != runtime.TypeI32 || s0.Ne != s1.Ne || t.Type != runtime.TypeI64 || !t.IsScalar() {
+				return nil, "want i32 sources of one shape and an i64 scalar", true
+			}
+			l.srcs[1], l.extra[0] = s1, reduceCountEqual
+		}
+		if s0.Nelements() > reduceLocal*maxLoop {
+			return nil, fmt.Sprintf("more than %d elements (llvmpipe's loop limit)", reduceLocal*maxLoop), true
+		}
+		return l, "", true
+	case runtime.OpDiag:
+		if why := need(t, 1); why != "" {
+			return nil, why, true
+		}
+		if !isFloat(t.Type) || s0.Type != t.Type || s0.Ne[1] != 1 || t.Ne != [4]int64{s0.Ne[0], s0.Ne[0], s0.Ne[2], s0.Ne[3]} {
+			return nil, "want a float {n, 1, ...} source and {n, n, ...} result of its type", true
+		}
+		return &launch{kernel: "misc", grid: gridElements, local: 128, srcs: [3]*runtime.Tensor{s0}, extra: [8]uint32{miscDiag}}, "", true
+	case runtime.OpUpscale:
+		if why := need(t, 1); why != "" {
+			return nil, why, true
+		}
+		flags := p(0)
+		mode := flags & 0xff
+		if !isFloat(s0.Type) || t.Type != runtime.TypeF32 || flags&^(0xff|scaleAlignCorners|scaleAntialias) != 0 || mode > scaleBicubic ||
+			(flags&scaleAntialias != 0 && mode != scaleBilinear) {
+			return nil, "want a float source, an f32 result, nearest, bilinear or bicubic (antialias: bilinear only)", true
+		}
+		for d := 0; d < 4; d++ {
+			if t.Ne[d] < 1 || s0.Ne[d] < 1 {
+				return nil, "empty dimension", true
+			}
+		}
+		if flags&scaleAntialias != 0 {
+			// The filter's support is max(1, 1/scale) source pixels each
+			// side of the centre.
+			sup := func(d int) int64 { return max(1, (s0.Ne[d]+t.Ne[d]-1)/t.Ne[d]) }
+			if (2*sup(0)+2)*(2*sup(1)+3) > maxLoop {
+				return nil, "antialiasing window too large (llvmpipe's loop limit)", true
+			}
+		}
+		return spatial(spatialUpscale, s0), "", true
+	case runtime.OpPool1D:
+		if why := need(t, 1); why != "" {
+			return nil, why, true
+		}
+		if !isFloat(s0.Type) || t.Type != runtime.TypeF32 || (p(0) != poolMax && p(0) != poolAvg) {
+			return nil, "want a float source, an f32 result, max or avg", true
+		}
+		k0, st0, p0 := p(1), p(2), p(3)
+		if k0 < 1 || st0 < 1 || p0 < 0 || t.Ne != [4]int64{(s0.Ne[0]+2*p0-k0)/st0 + 1, s0.Ne[1], s0.Ne[2], s0.Ne[3]} || t.Ne[0] < 1 {
+			return nil, "pooling parameters do not fit the shapes", true
+		}
+		if k0 > maxLoop {
+			return nil, "window longer than 60000 (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialPool1D, s0), "", true
+	case runtime.OpPool2D:
+		if why := need(t, 1); why != "" {
+			return nil, why, true
+		}
+		if !isFloat(s0.Type) || t.Type != runtime.TypeF32 || (p(0) != poolMax && p(0) != poolAvg) {
+			return nil, "want a float source, an f32 result, max or avg", true
+		}
+		k0, k1, st0, st1, p0, p1 := p(1), p(2), p(3), p(4), p(5), p(6)
+		if k0 < 1 || k1 < 1 || st0 < 1 || st1 < 1 || p0 < 0 || p1 < 0 || t.Ne[0] < 1 || t.Ne[1] < 1 ||
+			t.Ne != [4]int64{(s0.Ne[0]+2*p0-k0)/st0 + 1, (s0.Ne[1]+2*p1-k1)/st1 + 1, s0.Ne[2], s0.Ne[3]} {
+			return nil, "pooling parameters do not fit the shapes", true
+		}
+		if k1 > maxLoop || k1*(k0+1) > maxLoop {
+			return nil, "window of more than 60000 elements (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialPool2D, s0), "", true
+	case runtime.OpConvTranspose1D:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if (s0.Type != runtime.TypeF32 && s0.Type != runtime.TypeF16) || s1.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 {
+			return nil, "want an f32 or f16 kernel, f32 input and result", true
+		}
+		st0 := p(0)
+		if st0 < 1 || p(1) != 0 || p(2) != 1 {
+			return nil, "want a positive stride, p0 0 and d0 1 (as ggml asserts)", true
+		}
+		kw, cin := s0.Ne[0], s0.Ne[2]
+		n := (s1.Ne[0]-1)*st0 + kw
+		if s0.Ne[3] != 1 || s1.Ne[3] != 1 || cin != s1.Ne[1] || t.Ne != [4]int64{n, s0.Ne[1], s1.Ne[2], 1} {
+			return nil, "kernel {K, OC, C}, input {L, C, N} and result {L', OC, N} do not fit", true
+		}
+		if ((kw+st0-1)/st0+1)*(cin+1) > maxLoop {
+			return nil, "taps times channels past 60000 (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialConvT1D, s0, s1), "", true
+	}
+	return nil, "", false
+}
+
+// planMulMatID maps MUL_MAT_ID to mul_mat.comp's ID variant: one
+// invocation per 4 rows of one (expert slot, token) column.
+func planMulMatID(t *runtime.Tensor) (*launch, string) {
+	as, b, ids := t.Src[0], t.Src[1], t.Src[2]
+	if why := need(t, 3); why != "" {
+		return nil, why
+	}
+	if !isRowType(as.Type) || !isFloat(b.Type) || ids.Type != runtime.TypeI32 || t.Type != runtime.TypeF32 {
+		return nil, "want experts f32/f16/bf16/q4_0/q4_1/q5_0/q5_1/q8_0/q2_K..q6_K, b f32/f16/bf16, i32 ids, result f32"
+	}
+	if !as.IsContiguousRows() || as.Ne[3] != 1 || as.Ne[0] != b.Ne[0] || b.Ne[1] < 1 || b.Ne[3] != 1 ||
+		ids.Ne[1] != b.Ne[2] || ids.Ne[2] != 1 || ids.Ne[3] != 1 || ids.Ne[0]%b.Ne[1] != 0 ||
+		t.Ne != [4]int64{as.Ne[1], ids.Ne[0], b.Ne[2], 1} {
+		return nil, "shapes do not fit (experts {k, m, n_as}, b {k, 1 or n_used, n}, ids {n_used, n}, result {m, n_used, n})"
+	}
+	if lim := mulMatKLimit(as.Type); as.Ne[0] > lim {
+		return nil, fmt.Sprintf("k = %d exceeds the mul_mat kernel's %d for %s (llvmpipe's loop guard)", as.Ne[0], lim, as.Type)
+	}
+	l := &launch{kernel: "mul_mat", grid: gridMulMat, local: 64, srcs: [3]*runtime.Tensor{as, b, ids}, tn: 1, status: true}
+	l.defines = []string{"ID", fmt.Sprintf("TA %d", as.Type), fmt.Sprintf("TB %d", b.Type), "TN 1u"}
+	return l, ""
+}

@@ -1,0 +1,152 @@
+// spatial: ops that gather a window of source elements for each result
+// element (one invocation per result element, all in f32 arithmetic with
+// ggml's CPU order); ex(0) selects the op:
+//   0 UPSCALE: source 0 resized to the result's shape; op[0] is ggml's
+//     scale mode (low byte 0 nearest, 1 bilinear, 2 bicubic; flag 1<<8
+//     align corners, 1<<9 antialias, bilinear only).
+//   1 POOL_1D: op[0] 0 max / 1 avg, kernel op[1], stride op[2], pad
+//     op[3]; max as std::max (NaN-free windows), avg over the window's
+//     elements inside the row.
+//   2 POOL_2D: op[0] max / avg, kernels op[1..2], strides op[3..4], pads
+//     op[5..6]; max by x > v, avg divided by k0·k1 as ggml.
+//   3 CONV_TRANSPOSE_1D: kernel source 0 {K, OC, C}, input source 1
+//     {L, C, N}, stride op[0] (pad 0, dilation 1): the sum over input
+//     positions (ascending) of the dot product over channels, the input
+//     rounded to f16 when the kernel is f16.
+#define LOCAL 128u
+layout(local_size_x = 128) in;
+#include "common.glsl"
+
+#define M_UPSCALE 0u
+#define M_POOL1D 1u
+#define M_POOL2D 2u
+#define M_CONVT1D 3u
+
+#define FLT_MAX 3.402823466e+38
+
+float src2(uint x, uint y, uint z, uint w) { return ld(1u, at(1u, uvec4(x, y, z, w))); }
+
+int clampi(int v, uint n) { return clamp(v, 0, int(n) - 1); }
+
+float cubic1(float x) { return ((-0.75 + 2.0) * x - (-0.75 + 3.0)) * x * x + 1.0; }
+float cubic2(float x) { return ((-0.75 * x - 5.0 * -0.75) * x + 8.0 * -0.75) * x - 4.0 * -0.75; }
+float bicubic(float p0, float p1, float p2, float p3, float x) {
+	return p0 * cubic2(x + 1.0) + p1 * cubic1(x) + p2 * cubic1(1.0 - x) + p3 * cubic2(2.0 - x);
+}
+float tri(float x) { return max(1.0 - abs(x), 0.0); }
+
+float upscale(uvec4 c) {
+	uvec4 sn = nes(1u), dn = nes(0u);
+	uint flags = uint(opi(0u));
+	vec4 sf = vec4(dn) / vec4(sn);
+	float off = 0.5;
+	if ((flags & 256u) != 0u) {
+		off = 0.0;
+		if (dn.x > 1u && sn.x > 1u) sf.x = float(dn.x - 1u) / float(sn.x - 1u);
+		if (dn.y > 1u && sn.y > 1u) sf.y = float(dn.y - 1u) / float(sn.y - 1u);
+	}
+	uint j2 = uint(float(c.z) / sf.z), j3 = uint(float(c.w) / sf.w);
+	uint mode = flags & 255u;
+	if (mode == 0u) return src2(uint(float(c.x) / sf.x), uint(float(c.y) / sf.y), j2, j3);
+	if (mode == 1u && (flags & 512u) != 0u) {
+		float sup1 = max(1.0, 1.0 / sf.y), sup0 = max(1.0, 1.0 / sf.x);
+		float inv1 = 1.0 / sup1, inv0 = 1.0 / sup0;
+		float y = (float(c.y) + off) / sf.y, x = (float(c.x) + off) / sf.x;
+		int ylo = max(int(y - sup1 + off), 0), yhi = min(int(y + sup1 + off), int(sn.y));
+		int xlo = max(int(x - sup0 + off), 0), xhi = min(int(x + sup0 + off), int(sn.x));
+		float val = 0.0, total = 0.0;
+		for (int sy = ylo; sy < yhi; sy++) {
+			float wy = tri((float(sy) - y + off) * inv1);
+			for (int sx = xlo; sx < xhi; sx++) {
+				float w = tri((float(sx) - x + off) * inv0) * wy;
+				if (w <= 0.0) continue;
+				val += src2(uint(sx), uint(sy), j2, j3) * w;
+				total += w;
+			}
+		}
+		return total > 0.0 ? val / total : val;
+	}
+	float y = (float(c.y) + off) / sf.y - off, x = (float(c.x) + off) / sf.x - off;
+	int y0 = int(floor(y)), x0 = int(floor(x));
+	if (mode == 2u) {
+		float dy = y - float(y0), dx = x - float(x0);
+		float col[4];
+		for (int j = 0; j < 4; j++) {
+			uint yy = uint(clampi(y0 + j - 1, sn.y));
+			col[j] = bicubic(src2(uint(clampi(x0 - 1, sn.x)), yy, j2, j3), src2(uint(clampi(x0, sn.x)), yy, j2, j3),
+				src2(uint(clampi(x0 + 1, sn.x)), yy, j2, j3), src2(uint(clampi(x0 + 2, sn.x)), yy, j2, j3), dx);
+		}
+		return bicubic(col[0], col[1], col[2], col[3], dy);
+	}
+	uint y1 = uint(clampi(y0 + 1, sn.y)), x1 = uint(clampi(x0 + 1, sn.x));
+	uint yc = uint(clampi(y0, sn.y)), xc = uint(clampi(x0, sn.x));
+	float dy = clamp(y - float(yc), 0.0, 1.0), dx = clamp(x - float(xc), 0.0, 1.0);
+	float a = src2(xc, yc, j2, j3), b = src2(x1, yc, j2, j3);
+	float cc = src2(xc, y1, j2, j3), d = src2(x1, y1, j2, j3);
+	return a * (1.0 - dx) * (1.0 - dy) + b * dx * (1.0 - dy) + cc * (1.0 - dx) * dy + d * dx * dy;
+}
+
+float pool1d(uvec4 c) {
+	bool mx = opi(0u) == 0;
+	int k0 = opi(1u), s0 = opi(2u), p0 = opi(3u);
+	float res = mx ? -FLT_MAX : 0.0;
+	int count = 0;
+	int j0 = int(c.x) * s0 - p0;
+	for (int j = max(j0, 0); j < min(j0 + k0, int(ne(1u, 0u))); j++) {
+		float v = src2(uint(j), c.y, c.z, c.w);
+		if (!mx) res += v;
+		else if (!(v < res)) res = v;
+		count++;
+	}
+	if (!mx) res = count > 0 ? res / float(count) : 0.0;
+	return res;
+}
+
+float pool2d(uvec4 c) {
+	bool mx = opi(0u) == 0;
+	int k0 = opi(1u), k1 = opi(2u), s0 = opi(3u), s1 = opi(4u), p0 = opi(5u), p1 = opi(6u);
+	float v = mx ? -FLT_MAX : 0.0;
+	int y0 = int(c.y) * s1 - p1, x0 = int(c.x) * s0 - p0;
+	for (int iy = max(y0, 0); iy < min(y0 + k1, int(ne(1u, 1u))); iy++) {
+		for (int ix = max(x0, 0); ix < min(x0 + k0, int(ne(1u, 0u))); ix++) {
+			float x = src2(uint(ix), uint(iy), c.z, c.w);
+			if (!mx) v += x;
+			else if (x > v) v = x;
+		}
+	}
+	if (!mx) v /= float(k0 * k1);
+	return v;
+}
+
+float convt1d(uvec4 c) {
+	// Result (o, oc, n): input positions i with 0 <= o - i·s < K.
+	uint s = uint(opi(0u)), kw = ne(1u, 0u), cin = ne(1u, 2u), l = ne(2u, 0u);
+	bool round16 = ty(1u) == T_F16;
+	uint ilo = c.x + 1u > kw ? (c.x + 1u - kw + s - 1u) / s : 0u;
+	uint ihi = min(c.x / s + 1u, l);
+	float acc = 0.0;
+	for (uint i = ilo; i < ihi; i++) {
+		uint j = c.x - i * s;
+		float v = 0.0;
+		for (uint ch = 0u; ch < cin; ch++) {
+			float x = ld(2u, at(2u, uvec4(i, ch, c.z, 0u)));
+			if (round16) x = unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
+			v += x * ld(1u, at(1u, uvec4(j, c.y, ch, 0u)));
+		}
+		acc += v;
+	}
+	return acc;
+}
+
+void main() {
+	uint i = gid();
+	if (i >= nel(0u)) return;
+	uvec4 c = coords(0u, i);
+	uint mode = ex(0u);
+	float v;
+	if (mode == M_UPSCALE) v = upscale(c);
+	else if (mode == M_POOL1D) v = pool1d(c);
+	else if (mode == M_POOL2D) v = pool2d(c);
+	else v = convt1d(c);
+	st(at(0u, c), v);
+}
