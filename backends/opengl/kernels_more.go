@@ -29,6 +29,7 @@ const (
 	fCos
 	fLeakyRelu
 	fXielu
+	fDiagMaskZero
 )
 
 // moreUnary maps the unary functions of this file to their codes.

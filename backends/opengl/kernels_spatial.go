@@ -7,8 +7,9 @@ import (
 )
 
 // This file maps MUL_MAT_ID, the whole-tensor reductions (SUM,
-// COUNT_EQUAL), DIAG and the windowed ops of spatial.comp (UPSCALE,
-// POOL_1D/2D, CONV_TRANSPOSE_1D) to their kernels. Like kernels.go it has
+// COUNT_EQUAL), DIAG, DIAG_MASK_ZERO and the gathering ops of spatial.comp
+// (UPSCALE, POOL_1D/2D, CONV_TRANSPOSE_1D, SSM_CONV, TIMESTEP_EMBEDDING,
+// OUT_PROD, GET_ROWS_BACK) to their kernels. Like kernels.go it has
 // no GL calls and no build tag.
 
 // Modes of spatial.comp.
@@ -17,6 +18,10 @@ const (
 	spatialPool1D
 	spatialPool2D
 	spatialConvT1D
+	spatialSsmConv
+	spatialTimestep
+	spatialOutProd
+	spatialGetRowsBack
 )
 
 // Modes of reduce.comp.
@@ -185,6 +190,63 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 			return nil, "taps times channels past 60000 (llvmpipe's loop limit)", true
 		}
 		return spatial(spatialConvT1D, s0, s1), "", true
+	case runtime.OpDiagMaskZero:
+		l, why := unaryLaunch(t, fDiagMaskZero)
+		if l != nil {
+			l.dense = false // the kernel needs each element's coordinates
+		}
+		return l, why, true
+	case runtime.OpSsmConv:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		nt := s0.Ne[0] - s1.Ne[0] + 1
+		if s0.Type != runtime.TypeF32 || s1.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 || s0.Ne[3] != 1 || !s1.IsMatrix() ||
+			s0.Ne[1] != s1.Ne[1] || nt < 1 || t.Ne != [4]int64{s1.Ne[1], nt, s0.Ne[2], 1} {
+			return nil, "want f32 {d_conv-1+n_t, d_inner, n_s} and {d_conv, d_inner}", true
+		}
+		if s1.Ne[0] > maxLoop {
+			return nil, "d_conv past 60000 (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialSsmConv, s0, s1), "", true
+	case runtime.OpTimestepEmbedding:
+		if why := need(t, 1); why != "" {
+			return nil, why, true
+		}
+		dim := p(0)
+		if s0.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 || dim < 1 || t.Ne[0] < dim || t.Ne[1] != s0.Ne[0] || p(1) < 1 {
+			return nil, "want f32 timesteps and an f32 {dim, n} result", true
+		}
+		return spatial(spatialTimestep, s0), "", true
+	case runtime.OpOutProd:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if !isRowType(s0.Type) || (s0.Type.IsQuantized() && !s0.IsContiguousRows()) {
+			return nil, fmt.Sprintf("a of %s (want float, or dense rows of a type the GL kernels read)", s0.Type), true
+		}
+		if !isFloat(s1.Type) || t.Type != runtime.TypeF32 || s0.Ne[1] != s1.Ne[1] || s0.Ne[2] == 0 || s0.Ne[3] == 0 ||
+			s1.Ne[2]%s0.Ne[2] != 0 || s1.Ne[3]%s0.Ne[3] != 0 || t.Ne != [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[2], s1.Ne[3]} {
+			return nil, "want float b with a.ne1 == b.ne1 and an f32 {a.ne0, b.ne0, b.ne2, b.ne3} result", true
+		}
+		if s0.Ne[1] > maxLoop {
+			return nil, "k past 60000 (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialOutProd, s0, s1), "", true
+	case runtime.OpGetRowsBack:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if !isFloat(s0.Type) || s1.Type != runtime.TypeI32 || t.Type != runtime.TypeF32 || !s0.IsMatrix() || !s1.IsVector() ||
+			!t.IsMatrix() || s0.Ne[0] != t.Ne[0] || s1.Ne[0] > s0.Ne[1] {
+			return nil, "want float rows, an i32 ids vector (at most one per row), an f32 matrix result", true
+		}
+		if s1.Ne[0] > maxLoop {
+			return nil, "more than 60000 ids (llvmpipe's loop limit)", true
+		}
+		l := spatial(spatialGetRowsBack, s0, s1)
+		l.status = true
+		return l, "", true
 	}
 	return nil, "", false
 }

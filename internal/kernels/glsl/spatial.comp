@@ -13,6 +13,16 @@
 //     {L, C, N}, stride op[0] (pad 0, dilation 1): the sum over input
 //     positions (ascending) of the dot product over channels, the input
 //     rounded to f16 when the kernel is f16.
+//   4 SSM_CONV: result (i, t, s) = sum over j of x(t + j, i, s) c(j, i),
+//     x source 0, c source 1, j ascending.
+//   5 TIMESTEP_EMBEDDING: result (j, i) from timestep x(i) of source 0:
+//     cos, then sin, of x exp(-ln(op[1]) k / half) for k < half =
+//     op[0] / 2, zeros after 2 half.
+//   6 OUT_PROD: result (i0, i1, i2, i3) = sum over k of a(i0, k, i2/r2,
+//     i3/r3) b(i1, k, i2, i3), k ascending; a of any ldrow type.
+//   7 GET_ROWS_BACK: result (j, r) = the sum of row i of source 0 over
+//     every i with ids(i) == r (source 1, i32); an id out of range raises
+//     status[0].
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -21,6 +31,10 @@ layout(local_size_x = 128) in;
 #define M_POOL1D 1u
 #define M_POOL2D 2u
 #define M_CONVT1D 3u
+#define M_SSM_CONV 4u
+#define M_TIMESTEP 5u
+#define M_OUT_PROD 6u
+#define M_GET_ROWS_BACK 7u
 
 #define FLT_MAX 3.402823466e+38
 
@@ -138,6 +152,48 @@ float convt1d(uvec4 c) {
 	return acc;
 }
 
+float ssmconv(uvec4 c) {
+	float sum = 0.0;
+	for (uint j = 0u; j < ne(2u, 0u); j++) {
+		sum += ld(1u, at(1u, uvec4(c.y + j, c.x, c.z, 0u))) * ld(2u, at(2u, uvec4(j, c.x, 0u, 0u)));
+	}
+	return sum;
+}
+
+float timestep(uvec4 c) {
+	uint half_ = uint(opi(0u)) / 2u;
+	if (c.x >= 2u * half_) return 0.0;
+	float x = ld(1u, at(1u, uvec4(c.y, 0u, 0u, 0u)));
+	uint k = c.x < half_ ? c.x : c.x - half_;
+	float freq = exp(-log(float(opi(1u))) * float(k) / float(half_));
+	float arg = x * freq;
+	return c.x < half_ ? cos(arg) : sin(arg);
+}
+
+float outprod(uvec4 c) {
+	uint r2 = ne(2u, 2u) / ne(1u, 2u), r3 = ne(2u, 3u) / ne(1u, 3u);
+	float sum = 0.0;
+	for (uint k = 0u; k < ne(1u, 1u); k++) {
+		uint ar = toff(1u) + k * nb(1u, 1u) + (c.z / r2) * nb(1u, 2u) + (c.w / r3) * nb(1u, 3u);
+		sum += ldrow(1u, ar, c.x) * ld(2u, at(2u, uvec4(c.y, k, c.z, c.w)));
+	}
+	return sum;
+}
+
+float getrowsback(uvec4 c) {
+	float sum = 0.0;
+	for (uint i = 0u; i < ne(2u, 0u); i++) {
+		int id = int(word(2u, toff(2u) + i * nb(2u, 0u)));
+		if (id < 0 || uint(id) >= ne(0u, 1u)) {
+			atomicOr(status[0], 1u);
+			status[1] = uint(id);
+		} else if (uint(id) == c.y) {
+			sum += ld(1u, at(1u, uvec4(c.x, i, 0u, 0u)));
+		}
+	}
+	return sum;
+}
+
 void main() {
 	uint i = gid();
 	if (i >= nel(0u)) return;
@@ -147,6 +203,10 @@ void main() {
 	if (mode == M_UPSCALE) v = upscale(c);
 	else if (mode == M_POOL1D) v = pool1d(c);
 	else if (mode == M_POOL2D) v = pool2d(c);
-	else v = convt1d(c);
+	else if (mode == M_CONVT1D) v = convt1d(c);
+	else if (mode == M_SSM_CONV) v = ssmconv(c);
+	else if (mode == M_TIMESTEP) v = timestep(c);
+	else if (mode == M_OUT_PROD) v = outprod(c);
+	else v = getrowsback(c);
 	st(at(0u, c), v);
 }
