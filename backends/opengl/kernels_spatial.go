@@ -57,18 +57,33 @@ const (
 	poolAvg = 1
 )
 
-// mulMatKLimit is the longest inner dimension the mul_mat kernel's outer
-// loop takes for weights of type a under llvmpipe's loop guard: one
-// iteration per element for the float types, per 32 for q4_0/q8_0 and per
-// 16 for dequant.glsl's types.
+// mulMatKLimit is the longest inner dimension mul_mat.comp takes for
+// weights of type a (0: a type it does not read). llvmpipe's guard counts
+// the iterations of the inner loops Mesa does not unroll too, so how far
+// along k an invocation gets depends on the type's code. Bisection with
+// one result column (the worst case) on Mesa 22.3.6 llvmpipe found the
+// longest k still summed whole: f32/f16/bf16 65551, q8_0 209696, q4_0
+// 349536, q4_1/q5_0/q5_1 58240, q2_K/q5_K/q6_K 58112, q4_K 38144, q3_K
+// 27392; the limits are nine tenths of those in whole blocks.
+// TestMulMatLoopGuard runs every type at its limit.
 func mulMatKLimit(a runtime.Type) int64 {
-	switch {
-	case isFloat(a):
+	switch a {
+	case runtime.TypeF32, runtime.TypeF16, runtime.TypeBF16:
 		return maxLoop
-	case a == runtime.TypeQ4_0 || a == runtime.TypeQ8_0:
-		return 32 * maxLoop
+	case runtime.TypeQ8_0:
+		return 32 * 5890
+	case runtime.TypeQ4_0:
+		return 32 * 9830
+	case runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1:
+		return 32 * 1630
+	case runtime.TypeQ2_K, runtime.TypeQ5_K, runtime.TypeQ6_K:
+		return 256 * 204
+	case runtime.TypeQ4_K:
+		return 256 * 134
+	case runtime.TypeQ3_K:
+		return 256 * 96
 	}
-	return 16 * maxLoop
+	return 0
 }
 
 // planSpatial maps the ops of this file; ok is false for other ops.

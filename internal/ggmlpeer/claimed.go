@@ -17,7 +17,10 @@ package ggmlpeer
 // 5343; 02:18 UTC: LIGHTNING_INDEXER 210 of 210). UPSCALE, SUM, COUNT_EQUAL,
 // DIAG, POOL_1D, POOL_2D and CONV_TRANSPOSE_1D joined the opengl list from
 // a run of 2026-12-02 03:4x UTC (branch glops2: 22, 8, 2, 3, 216, 144 and
-// 116 cases, all passed).
+// 116 cases, all passed), SSM_CONV, TIMESTEP_EMBEDDING and GET_ROWS_BACK
+// from one of 04:0x UTC (45, 1 and 6). MUL_MAT_ID and OUT_PROD pass every
+// case of the weight types the GL kernels read (511 and 151) but not the
+// rest (buffers past llvmpipe's 128 MiB, iq/fp4/q1_0/q2_0 weights).
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
@@ -38,12 +41,13 @@ var Claimed = map[string][]string{
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "CEIL", "CLAMP", "CONCAT", "CONT",
 		"CONV_TRANSPOSE_1D", "COS", "COUNT_EQUAL", "CUMSUM", "DIAG", "DIAG_MASK_INF", "DIV", "DUP",
 		"ELU", "EXP", "EXPM1", "FILL", "FLOOR", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF",
-		"GELU_QUICK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "L2_NORM", "LEAKY_RELU", "LOG",
-		"MEAN", "MUL", "NEG", "NORM", "PAD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU",
-		"REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE", "ROPE_BACK", "ROUND",
-		"SCALE", "SET", "SGN", "SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX",
-		"SOFT_MAX_BACK", "SQR", "SQRT", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP",
-		"SWIGLU_OAI", "TANH", "TRI", "TRUNC", "UPSCALE", "XIELU",
+		"GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "L2_NORM",
+		"LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "PAD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D",
+		"REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE",
+		"ROPE_BACK", "ROUND", "SCALE", "SET", "SGN", "SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS",
+		"SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT", "SSM_CONV", "STEP", "SUB", "SUM", "SUM_ROWS",
+		"SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING", "TRI", "TRUNC", "UPSCALE",
+		"XIELU",
 	},
 }
 
@@ -67,10 +71,10 @@ var CISubset = map[string][]string{
 	"opengl": {
 		"ABS", "ACC", "ADD_ID", "ARANGE", "ARGMAX", "CLAMP", "CONV_TRANSPOSE_1D", "COUNT_EQUAL",
 		"CUMSUM", "DIAG_MASK_INF", "DUP", "ELU", "EXP", "FILL", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK",
-		"GELU", "GELU_ERF", "GELU_QUICK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "LOG", "MEAN", "NEG",
-		"PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "ROLL",
-		"SCALE", "SET", "SILU", "SQR", "STEP", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI",
-		"TANH", "TRI", "XIELU",
+		"GELU", "GELU_ERF", "GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH",
+		"LOG", "MEAN", "NEG", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT",
+		"REPEAT_BACK", "ROLL", "SCALE", "SET", "SILU", "SQR", "STEP", "SUM", "SUM_ROWS", "SWIGLU",
+		"SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING", "TRI", "XIELU",
 	},
 }
 
