@@ -9,7 +9,8 @@ import (
 // This file maps MUL_MAT_ID, the whole-tensor reductions (SUM,
 // COUNT_EQUAL), DIAG, DIAG_MASK_ZERO and the gathering ops of spatial.comp
 // (UPSCALE, POOL_1D/2D, CONV_TRANSPOSE_1D, SSM_CONV, TIMESTEP_EMBEDDING,
-// OUT_PROD, GET_ROWS_BACK) to their kernels. Like kernels.go it has
+// OUT_PROD, GET_ROWS_BACK, CONV_2D_DW, CONV_TRANSPOSE_2D, COL2IM_1D) to
+// their kernels. Like kernels.go it has
 // no GL calls and no build tag.
 
 // Modes of spatial.comp.
@@ -22,6 +23,9 @@ const (
 	spatialTimestep
 	spatialOutProd
 	spatialGetRowsBack
+	spatialConv2DDw
+	spatialConvT2D
+	spatialCol2im1D
 )
 
 // Modes of reduce.comp.
@@ -262,6 +266,59 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 		l := spatial(spatialGetRowsBack, s0, s1)
 		l.status = true
 		return l, "", true
+	case runtime.OpConv2DDw:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if (s0.Type != runtime.TypeF32 && s0.Type != runtime.TypeF16) || s1.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 {
+			return nil, "want an f32 or f16 kernel, f32 input and result", true
+		}
+		if p(0) < 1 || p(1) < 1 || p(4) < 1 || p(5) < 1 || p(2) < 0 || p(3) < 0 {
+			return nil, "strides and dilations must be positive, pads non-negative", true
+		}
+		out := func(in, k, s, pad, d int64) int64 { return (in+2*pad-d*(k-1)-1)/s + 1 }
+		if s0.Ne[2] != 1 || s0.Ne[3] != s1.Ne[2] ||
+			t.Ne != [4]int64{out(s1.Ne[0], s0.Ne[0], p(0), p(2), p(4)), out(s1.Ne[1], s0.Ne[1], p(1), p(3), p(5)), s1.Ne[2], s1.Ne[3]} {
+			return nil, "kernel {KW, KH, 1, C}, input {W, H, C, N} and result {OW, OH, C, N} do not fit", true
+		}
+		if s0.Ne[1]*(s0.Ne[0]+1) > maxLoop {
+			return nil, "kernel of more than 60000 taps (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialConv2DDw, s0, s1), "", true
+	case runtime.OpConvTranspose2D:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if (s0.Type != runtime.TypeF32 && s0.Type != runtime.TypeF16) || s1.Type != runtime.TypeF32 || t.Type != runtime.TypeF32 {
+			return nil, "want an f32 or f16 kernel, f32 input and result", true
+		}
+		st := p(0)
+		if st < 1 || s0.Ne[3] != s1.Ne[2] || t.Ne != [4]int64{(s1.Ne[0]-1)*st + s0.Ne[0], (s1.Ne[1]-1)*st + s0.Ne[1], s0.Ne[2], s1.Ne[3]} {
+			return nil, "kernel {KW, KH, OC, C}, input {W, H, C, N}, a positive stride and result {W', H', OC, N} do not fit", true
+		}
+		if ((s0.Ne[1]+st-1)/st+1)*((s0.Ne[0]+st-1)/st+1)*(s0.Ne[3]+1) > maxLoop {
+			return nil, "taps times channels past 60000 (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialConvT2D, s0, s1), "", true
+	case runtime.OpCol2im1D:
+		if why := need(t, 1); why != "" {
+			return nil, why, true
+		}
+		if !isFloat(s0.Type) || t.Type != s0.Type {
+			return nil, "want float columns and a result of their type", true
+		}
+		st, oc, pad := p(0), p(1), p(2)
+		if st < 1 || oc < 1 || pad < 0 {
+			return nil, "stride and channels must be positive, pad non-negative", true
+		}
+		k := s0.Ne[0] / oc
+		if !s0.IsMatrix() || k*oc != s0.Ne[0] || t.Ne[0] < 1 || t.Ne != [4]int64{(s0.Ne[1]-1)*st + k - 2*pad, oc, 1, 1} {
+			return nil, "columns {K·OC, T} and result {T', OC} do not fit", true
+		}
+		if (k+st-1)/st+1 > maxLoop {
+			return nil, "kernel past 60000 taps per output (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialCol2im1D, s0), "", true
 	}
 	return nil, "", false
 }

@@ -23,6 +23,15 @@
 //   7 GET_ROWS_BACK: result (j, r) = the sum of row i of source 0 over
 //     every i with ids(i) == r (source 1, i32); an id out of range raises
 //     status[0].
+//   8 CONV_2D_DW: kernel source 0 {KW, KH, 1, C}, input source 1 {W, H,
+//     C, N}: strides op[0..1], pads op[2..3], dilations op[4..5]; the sum
+//     over kernel rows, then columns, inside the input.
+//   9 CONV_TRANSPOSE_2D: kernel source 0 {KW, KH, OC, C}, input source 1
+//     {W, H, C, N}, stride op[0]: over input rows, then columns, the dot
+//     product over channels (input rounded to f16 for an f16 kernel).
+//  10 COL2IM_1D: columns source 0 {K·OC, T}: result (o, oc) sums column
+//     entries (oc·K + j, i) with j = o + pad - i·stride in [0, K), i
+//     ascending; stride op[0], OC op[1], pad op[2].
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -35,12 +44,16 @@ layout(local_size_x = 128) in;
 #define M_TIMESTEP 5u
 #define M_OUT_PROD 6u
 #define M_GET_ROWS_BACK 7u
+#define M_CONV2D_DW 8u
+#define M_CONVT2D 9u
+#define M_COL2IM1D 10u
 
 #define FLT_MAX 3.402823466e+38
 
 float src2(uint x, uint y, uint z, uint w) { return ld(1u, at(1u, uvec4(x, y, z, w))); }
 
 int clampi(int v, uint n) { return clamp(v, 0, int(n) - 1); }
+float f16round(float x) { return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x; }
 
 float cubic1(float x) { return ((-0.75 + 2.0) * x - (-0.75 + 3.0)) * x * x + 1.0; }
 float cubic2(float x) { return ((-0.75 * x - 5.0 * -0.75) * x + 8.0 * -0.75) * x - 4.0 * -0.75; }
@@ -144,7 +157,7 @@ float convt1d(uvec4 c) {
 		float v = 0.0;
 		for (uint ch = 0u; ch < cin; ch++) {
 			float x = ld(2u, at(2u, uvec4(i, ch, c.z, 0u)));
-			if (round16) x = unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
+			if (round16) x = f16round(x);
 			v += x * ld(1u, at(1u, uvec4(j, c.y, ch, 0u)));
 		}
 		acc += v;
@@ -194,6 +207,52 @@ float getrowsback(uvec4 c) {
 	return sum;
 }
 
+float conv2ddw(uvec4 c) {
+	int s0 = opi(0u), s1 = opi(1u), p0 = opi(2u), p1 = opi(3u), d0 = opi(4u), d1 = opi(5u);
+	float sum = 0.0;
+	for (uint ky = 0u; ky < ne(1u, 1u); ky++) {
+		int iy = int(c.y) * s1 + int(ky) * d1 - p1;
+		if (iy < 0 || iy >= int(ne(2u, 1u))) continue;
+		for (uint kx = 0u; kx < ne(1u, 0u); kx++) {
+			int ix = int(c.x) * s0 + int(kx) * d0 - p0;
+			if (ix < 0 || ix >= int(ne(2u, 0u))) continue;
+			sum += ld(1u, at(1u, uvec4(kx, ky, 0u, c.z))) * ld(2u, at(2u, uvec4(uint(ix), uint(iy), c.z, c.w)));
+		}
+	}
+	return sum;
+}
+
+float convt2d(uvec4 c) {
+	uint st = uint(opi(0u)), kw = ne(1u, 0u), kh = ne(1u, 1u), cin = ne(1u, 3u);
+	bool round16 = ty(1u) == T_F16;
+	uint ylo = c.y + 1u > kh ? (c.y + 1u - kh + st - 1u) / st : 0u, yhi = min(c.y / st + 1u, ne(2u, 1u));
+	uint xlo = c.x + 1u > kw ? (c.x + 1u - kw + st - 1u) / st : 0u, xhi = min(c.x / st + 1u, ne(2u, 0u));
+	float acc = 0.0;
+	for (uint iy = ylo; iy < yhi; iy++) {
+		uint ky = c.y - iy * st;
+		for (uint ix = xlo; ix < xhi; ix++) {
+			uint kx = c.x - ix * st;
+			float d = 0.0;
+			for (uint ch = 0u; ch < cin; ch++) {
+				float x = ld(2u, at(2u, uvec4(ix, iy, ch, c.w)));
+				if (round16) x = f16round(x);
+				d += x * ld(1u, at(1u, uvec4(kx, ky, c.z, ch)));
+			}
+			acc += d;
+		}
+	}
+	return acc;
+}
+
+float col2im1d(uvec4 c) {
+	uint st = uint(opi(0u)), kk = ne(1u, 0u) / uint(opi(1u));
+	uint a = c.x + uint(opi(2u));
+	uint lo = a + 1u > kk ? (a + 1u - kk + st - 1u) / st : 0u, hi = min(a / st + 1u, ne(1u, 1u));
+	float sum = 0.0;
+	for (uint i = lo; i < hi; i++) sum += ld(1u, at(1u, uvec4(c.y * kk + a - i * st, i, 0u, 0u)));
+	return sum;
+}
+
 void main() {
 	uint i = gid();
 	if (i >= nel(0u)) return;
@@ -207,6 +266,9 @@ void main() {
 	else if (mode == M_SSM_CONV) v = ssmconv(c);
 	else if (mode == M_TIMESTEP) v = timestep(c);
 	else if (mode == M_OUT_PROD) v = outprod(c);
-	else v = getrowsback(c);
+	else if (mode == M_GET_ROWS_BACK) v = getrowsback(c);
+	else if (mode == M_CONV2D_DW) v = conv2ddw(c);
+	else if (mode == M_CONVT2D) v = convt2d(c);
+	else v = col2im1d(c);
 	st(at(0u, c), v);
 }
