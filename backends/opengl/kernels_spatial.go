@@ -319,8 +319,90 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 			return nil, "kernel past 60000 taps per output (llvmpipe's loop limit)", true
 		}
 		return spatial(spatialCol2im1D, s0), "", true
+	case runtime.OpCrossEntropyLoss, runtime.OpCrossEntropyLossBack:
+		return planCrossEntropy(t)
+	case runtime.OpOptStepSgd, runtime.OpOptStepAdamw:
+		return planOptStep(t)
 	}
 	return nil, "", false
+}
+
+// rows.comp's cross-entropy codes (after kernels_more.go's fL2Norm).
+const (
+	fCrossEntropyBack = fL2Norm + 1 + iota
+	fCrossEntropy
+)
+
+// miscOptSgd and miscOptAdamw are misc.comp's optimizer steps.
+const (
+	miscOptSgd = miscDiag + 1 + iota
+	miscOptAdamw
+)
+
+// planCrossEntropy maps CROSS_ENTROPY_LOSS (one work group walking every
+// row) and CROSS_ENTROPY_LOSS_BACK (one work group per row) to rows.comp.
+func planCrossEntropy(t *runtime.Tensor) (*launch, string, bool) {
+	s0, s1, s2 := t.Src[0], t.Src[1], t.Src[2]
+	f32 := runtime.TypeF32
+	if t.Op == runtime.OpCrossEntropyLoss {
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if s0.Type != f32 || s1.Type != f32 || s0.Ne != s1.Ne || t.Type != f32 || !t.IsScalar() {
+			return nil, "want f32 logits and labels of one shape and an f32 scalar", true
+		}
+		// Each row: three walks of a 64th of it and three reductions.
+		if s0.Nrows()*(3*((s0.Ne[0]+63)/64)+24) > maxLoop {
+			return nil, "logits past llvmpipe's loop limit for one work group", true
+		}
+		return &launch{kernel: "rows", grid: gridCount, count: 1, local: 64, srcs: [3]*runtime.Tensor{s0, s1},
+			extra: [8]uint32{fCrossEntropy}}, "", true
+	}
+	if why := need(t, 3); why != "" {
+		return nil, why, true
+	}
+	if s0.Type != f32 || !s0.IsScalar() || s1.Type != f32 || s2.Type != f32 || s1.Ne != s2.Ne || t.Type != f32 || t.Ne != s1.Ne {
+		return nil, "want an f32 scalar gradient and f32 logits and labels of the result's shape", true
+	}
+	if why := rowsTooLong(t.Ne[0]); why != "" {
+		return nil, why, true
+	}
+	return &launch{kernel: "rows", grid: gridRows, local: 64, srcs: [3]*runtime.Tensor{s0, s1, s2},
+		extra: [8]uint32{fCrossEntropyBack}}, "", true
+}
+
+// planOptStep maps OPT_STEP_SGD and OPT_STEP_ADAMW to misc.comp. Their
+// result views the weights; ADAMW's moments are written in place and its
+// parameters go to binding 5 (a fifth tensor).
+func planOptStep(t *runtime.Tensor) (*launch, string, bool) {
+	n, np := 4, int64(7)
+	if t.Op == runtime.OpOptStepSgd {
+		n, np = 2, 2
+	}
+	if why := need(t, n+1); why != "" {
+		return nil, why, true
+	}
+	w := t.Src[0]
+	if t.Type != runtime.TypeF32 || t.Ne != w.Ne || t.Nb != w.Nb {
+		return nil, "want an f32 result viewing the weights", true
+	}
+	for i := 0; i < n; i++ {
+		if s := t.Src[i]; s.Type != runtime.TypeF32 || s.Ne != t.Ne || s.Nb != w.Nb {
+			return nil, "want f32 weights, gradients and moments of one shape and layout", true
+		}
+	}
+	pr := t.Src[n]
+	if pr.Type != runtime.TypeF32 || pr.Nelements() != np || !pr.IsContiguous() {
+		return nil, fmt.Sprintf("want %d f32 parameters", np), true
+	}
+	l := &launch{kernel: "misc", grid: gridElements, local: 128}
+	if t.Op == runtime.OpOptStepSgd {
+		l.srcs, l.extra[0] = [3]*runtime.Tensor{w, t.Src[1], pr}, miscOptSgd
+		return l, "", true
+	}
+	l.bind5 = pr
+	l.srcs, l.extra[0], l.extra[1] = [3]*runtime.Tensor{t.Src[1], t.Src[2], t.Src[3]}, miscOptAdamw, uint32(pr.Offset)
+	return l, "", true
 }
 
 // planMulMatID maps MUL_MAT_ID to mul_mat.comp's ID variant: one
