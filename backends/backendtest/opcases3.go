@@ -125,6 +125,9 @@ func opCases3(reduced bool) []opCase {
 		add(kt != f32, "CONV_2D_DW_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 			return b.Conv2DDwDirect(b.in(kt, 3, 3, 1, 4), b.in(f32, 9, 7, 4, 2), 2, 1, 1, 0, 1, 2)
 		})
+		add(kt != f32, "CONV_2D_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Conv2DDirect(b.in(kt, 3, 2, 4, 5), b.in(f32, 9, 7, 4, 2), 2, 1, 1, 0, 1, 2)
+		})
 		add(kt != f32, "CONV_TRANSPOSE_2D_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 			return b.ConvTranspose2DP0(b.in(kt, 3, 2, 5, 4), b.in(f32, 6, 4, 4, 2), 2)
 		})

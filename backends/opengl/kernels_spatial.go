@@ -9,7 +9,7 @@ import (
 // This file maps MUL_MAT_ID, the whole-tensor reductions (SUM,
 // COUNT_EQUAL), DIAG, DIAG_MASK_ZERO and the gathering ops of spatial.comp
 // (UPSCALE, POOL_1D/2D, CONV_TRANSPOSE_1D, SSM_CONV, TIMESTEP_EMBEDDING,
-// OUT_PROD, GET_ROWS_BACK, CONV_2D_DW, CONV_TRANSPOSE_2D, COL2IM_1D) to
+// OUT_PROD, GET_ROWS_BACK, CONV_2D(_DW), CONV_TRANSPOSE_2D, COL2IM_1D) to
 // their kernels. Like kernels.go it has
 // no GL calls and no build tag.
 
@@ -26,6 +26,7 @@ const (
 	spatialConv2DDw
 	spatialConvT2D
 	spatialCol2im1D
+	spatialConv2D
 )
 
 // Modes of reduce.comp.
@@ -266,7 +267,7 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 		l := spatial(spatialGetRowsBack, s0, s1)
 		l.status = true
 		return l, "", true
-	case runtime.OpConv2DDw:
+	case runtime.OpConv2D, runtime.OpConv2DDw:
 		if why := need(t, 2); why != "" {
 			return nil, why, true
 		}
@@ -277,6 +278,15 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 			return nil, "strides and dilations must be positive, pads non-negative", true
 		}
 		out := func(in, k, s, pad, d int64) int64 { return (in+2*pad-d*(k-1)-1)/s + 1 }
+		if t.Op == runtime.OpConv2D {
+			if s0.Ne[2] != s1.Ne[2] || t.Ne != [4]int64{out(s1.Ne[0], s0.Ne[0], p(0), p(2), p(4)), out(s1.Ne[1], s0.Ne[1], p(1), p(3), p(5)), s0.Ne[3], s1.Ne[3]} {
+				return nil, "kernel {KW, KH, C, OC}, input {W, H, C, N} and result {OW, OH, OC, N} do not fit", true
+			}
+			if s0.Ne[2]*(s0.Ne[1]*(s0.Ne[0]+1)+1) > maxLoop {
+				return nil, "channels times kernel taps past 60000 (llvmpipe's loop limit)", true
+			}
+			return spatial(spatialConv2D, s0, s1), "", true
+		}
 		if s0.Ne[2] != 1 || s0.Ne[3] != s1.Ne[2] ||
 			t.Ne != [4]int64{out(s1.Ne[0], s0.Ne[0], p(0), p(2), p(4)), out(s1.Ne[1], s0.Ne[1], p(1), p(3), p(5)), s1.Ne[2], s1.Ne[3]} {
 			return nil, "kernel {KW, KH, 1, C}, input {W, H, C, N} and result {OW, OH, C, N} do not fit", true

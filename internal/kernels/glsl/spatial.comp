@@ -32,6 +32,10 @@
 //  10 COL2IM_1D: columns source 0 {K·OC, T}: result (o, oc) sums column
 //     entries (oc·K + j, i) with j = o + pad - i·stride in [0, K), i
 //     ascending; stride op[0], OC op[1], pad op[2].
+//  11 CONV_2D: kernel source 0 {KW, KH, C, OC}, input source 1 {W, H, C,
+//     N}, strides op[0..1], pads op[2..3], dilations op[4..5]: the sum over
+//     channels, kernel rows and columns (ggml's patch order), the input
+//     rounded to f16 for an f16 kernel.
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -47,6 +51,7 @@ layout(local_size_x = 128) in;
 #define M_CONV2D_DW 8u
 #define M_CONVT2D 9u
 #define M_COL2IM1D 10u
+#define M_CONV2D 11u
 
 #define FLT_MAX 3.402823466e+38
 
@@ -244,6 +249,26 @@ float convt2d(uvec4 c) {
 	return acc;
 }
 
+float conv2d(uvec4 c) {
+	int s0 = opi(0u), s1 = opi(1u), p0 = opi(2u), p1 = opi(3u), d0 = opi(4u), d1 = opi(5u);
+	bool round16 = ty(1u) == T_F16;
+	float sum = 0.0;
+	for (uint ch = 0u; ch < ne(1u, 2u); ch++) {
+		for (uint ky = 0u; ky < ne(1u, 1u); ky++) {
+			int iy = int(c.y) * s1 + int(ky) * d1 - p1;
+			if (iy < 0 || iy >= int(ne(2u, 1u))) continue;
+			for (uint kx = 0u; kx < ne(1u, 0u); kx++) {
+				int ix = int(c.x) * s0 + int(kx) * d0 - p0;
+				if (ix < 0 || ix >= int(ne(2u, 0u))) continue;
+				float x = ld(2u, at(2u, uvec4(uint(ix), uint(iy), ch, c.w)));
+				if (round16) x = f16round(x);
+				sum += ld(1u, at(1u, uvec4(kx, ky, ch, c.z))) * x;
+			}
+		}
+	}
+	return sum;
+}
+
 float col2im1d(uvec4 c) {
 	uint st = uint(opi(0u)), kk = ne(1u, 0u) / uint(opi(1u));
 	uint a = c.x + uint(opi(2u));
@@ -269,6 +294,7 @@ void main() {
 	else if (mode == M_GET_ROWS_BACK) v = getrowsback(c);
 	else if (mode == M_CONV2D_DW) v = conv2ddw(c);
 	else if (mode == M_CONVT2D) v = convt2d(c);
-	else v = col2im1d(c);
+	else if (mode == M_COL2IM1D) v = col2im1d(c);
+	else v = conv2d(c);
 	st(at(0u, c), v);
 }
