@@ -70,7 +70,7 @@ const (
 // longest k still summed whole: f32/f16/bf16 65551, q8_0 209696, q4_0
 // 349536, q4_1/q5_0/q5_1 58240, q2_K/q5_K/q6_K 58112, q4_K 38144, q3_K
 // 27392; the limits are nine tenths of those in whole blocks.
-// TestMulMatLoopGuard runs every type at its limit.
+// TestOpsMulMatLoopGuard runs every type at its limit.
 func mulMatKLimit(a runtime.Type) int64 {
 	switch a {
 	case runtime.TypeF32, runtime.TypeF16, runtime.TypeBF16:
