@@ -75,6 +75,18 @@ func TestPlan(t *testing.T) {
 		{"out_prod k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
 			return c.OutProd(c.NewTensor2D(f32, 2, maxLoop+1), c.NewTensor2D(f32, 2, maxLoop+1))
 		}, "", false, false},
+		{"conv_2d", func(c *runtime.Context) *runtime.Tensor {
+			return c.Conv2DDirect(c.NewTensor4D(f16, 3, 3, 4, 2), c.NewTensor4D(f32, 8, 8, 4, 1), 1, 1, 0, 0, 1, 1)
+		}, "spatial", true, false},
+		{"conv_2d channels past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.Conv2DDirect(c.NewTensor4D(f32, 3, 3, 6000, 2), c.NewTensor4D(f32, 8, 8, 6000, 1), 1, 1, 0, 0, 1, 1)
+		}, "", false, false},
+		{"cross_entropy_loss", func(c *runtime.Context) *runtime.Tensor {
+			return c.CrossEntropyLoss(c.NewTensor2D(f32, 10, 3), c.NewTensor2D(f32, 10, 3))
+		}, "rows", true, false},
+		{"cross_entropy_loss past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.CrossEntropyLoss(c.NewTensor2D(f32, 10, 3000), c.NewTensor2D(f32, 10, 3000))
+		}, "", false, false},
 		{"diag_mask_zero", func(c *runtime.Context) *runtime.Tensor { return c.DiagMaskZero(c.NewTensor2D(f32, 4, 4), 0) }, "unary", true, false},
 		{"mul_mat q4_0", func(c *runtime.Context) *runtime.Tensor {
 			return c.MulMat(c.NewTensor2D(runtime.TypeQ4_0, 64, 3), c.NewTensor2D(f32, 64, 2))
