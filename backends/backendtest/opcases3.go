@@ -132,6 +132,11 @@ func opCases3(reduced bool) []opCase {
 			return b.ConvTranspose2DP0(b.in(kt, 3, 2, 5, 4), b.in(f32, 6, 4, 4, 2), 2)
 		})
 	}
+	for _, typ := range []runtime.Type{f32, runtime.TypeF16} {
+		add(typ != f32, "IM2COL_3D_"+typ.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Im2col3D(b.in(f32, 3, 2, 2, 2), b.in(f32, 7, 6, 5, 2*3), 2, 1, 2, 1, 1, 0, 1, 1, 1, 2, typ)
+		})
+	}
 	add(false, "COL2IM_1D", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.Col2im1D(b.in(f32, 5*3, 11), 2, 3, 1)
 	})

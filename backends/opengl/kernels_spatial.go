@@ -27,6 +27,7 @@ const (
 	spatialConvT2D
 	spatialCol2im1D
 	spatialConv2D
+	spatialIm2col3D
 )
 
 // Modes of reduce.comp.
@@ -329,6 +330,32 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 			return nil, "kernel past 60000 taps per output (llvmpipe's loop limit)", true
 		}
 		return spatial(spatialCol2im1D, s0), "", true
+	case runtime.OpIm2col3D:
+		if why := need(t, 2); why != "" {
+			return nil, why, true
+		}
+		if !isFloat(s1.Type) || (t.Type != runtime.TypeF32 && t.Type != runtime.TypeF16) {
+			return nil, "want a float input and an f32 or f16 result", true
+		}
+		for _, i := range []int{0, 1, 2, 6, 7, 8, 9} {
+			if p(i) < 1 {
+				return nil, "strides, dilations and channels must be positive", true
+			}
+		}
+		if p(3) < 0 || p(4) < 0 || p(5) < 0 {
+			return nil, "pads must be non-negative", true
+		}
+		ic := p(9)
+		out := func(in, k, s, pad, d int64) int64 { return (in+2*pad-d*(k-1)-1)/s + 1 }
+		od := out(s1.Ne[2], s0.Ne[2], p(2), p(5), p(8))
+		if s1.Ne[3]%ic != 0 || od < 1 || s0.Ne[0] > maxElements || s0.Ne[1] > maxElements || s0.Ne[2] > maxElements ||
+			t.Ne != [4]int64{s0.Ne[0] * s0.Ne[1] * s0.Ne[2] * ic, out(s1.Ne[0], s0.Ne[0], p(0), p(3), p(6)),
+				out(s1.Ne[1], s0.Ne[1], p(1), p(4), p(7)), od * (s1.Ne[3] / ic)} {
+			return nil, "kernel {KW, KH, KD, ·}, input {W, H, D, C·N} and result {C·KD·KH·KW, OW, OH, OD·N} do not fit", true
+		}
+		l := spatial(spatialIm2col3D, s1)
+		l.extra[1], l.extra[2], l.extra[3], l.extra[4] = uint32(s0.Ne[0]), uint32(s0.Ne[1]), uint32(s0.Ne[2]), uint32(od)
+		return l, "", true
 	case runtime.OpCrossEntropyLoss, runtime.OpCrossEntropyLossBack:
 		return planCrossEntropy(t)
 	case runtime.OpOptStepSgd, runtime.OpOptStepAdamw:

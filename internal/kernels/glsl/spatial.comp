@@ -36,6 +36,10 @@
 //     N}, strides op[0..1], pads op[2..3], dilations op[4..5]: the sum over
 //     channels, kernel rows and columns (ggml's patch order), the input
 //     rounded to f16 for an f16 kernel.
+//  12 IM2COL_3D: result (e, ow, oh, od + OD·n) is input source 0 at (ow·s0
+//     + x·d0 - p0, oh·s1 + y·d1 - p1, od·s2 + z·d2 - p2, n·C + c), 0
+//     outside, for e = ((c·KD + z)·KH + y)·KW + x; s, p, d are op[0..8],
+//     ex(1..4) KW, KH, KD and OD.
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -52,6 +56,7 @@ layout(local_size_x = 128) in;
 #define M_CONVT2D 9u
 #define M_COL2IM1D 10u
 #define M_CONV2D 11u
+#define M_IM2COL3D 12u
 
 #define FLT_MAX 3.402823466e+38
 
@@ -269,6 +274,17 @@ float conv2d(uvec4 c) {
 	return sum;
 }
 
+float im2col3d(uvec4 c) {
+	uint kw = ex(1u), kh = ex(2u), kd = ex(3u), od = ex(4u);
+	uint x = c.x % kw, y = (c.x / kw) % kh, z = (c.x / (kw * kh)) % kd, ch = c.x / (kw * kh * kd);
+	uint d = c.w % od, n = c.w / od;
+	int ix = int(c.y) * opi(0u) + int(x) * opi(6u) - opi(3u);
+	int iy = int(c.z) * opi(1u) + int(y) * opi(7u) - opi(4u);
+	int iz = int(d) * opi(2u) + int(z) * opi(8u) - opi(5u);
+	if (ix < 0 || iy < 0 || iz < 0 || ix >= int(ne(1u, 0u)) || iy >= int(ne(1u, 1u)) || iz >= int(ne(1u, 2u))) return 0.0;
+	return ld(1u, at(1u, uvec4(uint(ix), uint(iy), uint(iz), n * uint(opi(9u)) + ch)));
+}
+
 float col2im1d(uvec4 c) {
 	uint st = uint(opi(0u)), kk = ne(1u, 0u) / uint(opi(1u));
 	uint a = c.x + uint(opi(2u));
@@ -295,6 +311,7 @@ void main() {
 	else if (mode == M_CONV2D_DW) v = conv2ddw(c);
 	else if (mode == M_CONVT2D) v = convt2d(c);
 	else if (mode == M_COL2IM1D) v = col2im1d(c);
-	else v = conv2d(c);
+	else if (mode == M_CONV2D) v = conv2d(c);
+	else v = im2col3d(c);
 	st(at(0u, c), v);
 }
