@@ -20,7 +20,8 @@ package ggmlpeer
 // 116 cases, all passed), SSM_CONV, TIMESTEP_EMBEDDING and GET_ROWS_BACK
 // from one of 04:0x UTC (45, 1 and 6), CONV_2D_DW, CONV_TRANSPOSE_2D and
 // COL2IM_1D from one of 04:12 UTC (8, 8 and 33), CROSS_ENTROPY_LOSS(_BACK)
-// and OPT_STEP_SGD/ADAMW from one of 04:16 UTC (2, 2, 1 and 1). MUL_MAT_ID and OUT_PROD pass every
+// and OPT_STEP_SGD/ADAMW from one of 04:16 UTC (2, 2, 1 and 1), IM2COL_3D
+// from one of 04:35 UTC (2051). MUL_MAT_ID and OUT_PROD pass every
 // case of the weight types the GL kernels read (511 and 151) but not the
 // rest (buffers past llvmpipe's 128 MiB, iq/fp4/q1_0/q2_0 weights).
 var Claimed = map[string][]string{
@@ -44,13 +45,13 @@ var Claimed = map[string][]string{
 		"CONT", "CONV_2D_DW", "CONV_TRANSPOSE_1D", "CONV_TRANSPOSE_2D", "COS", "COUNT_EQUAL",
 		"CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM", "DIAG", "DIAG_MASK_INF", "DIV", "DUP",
 		"ELU", "EXP", "EXPM1", "FILL", "FLOOR", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF",
-		"GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "L2_NORM",
-		"LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "PAD",
-		"PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM",
-		"RMS_NORM_BACK", "ROLL", "ROPE", "ROPE_BACK", "ROUND", "SCALE", "SET", "SGN", "SIGMOID", "SILU",
-		"SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT", "SSM_CONV", "STEP",
-		"SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING",
-		"TRI", "TRUNC", "UPSCALE", "XIELU",
+		"GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D",
+		"L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD",
+		"PAD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK",
+		"RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE", "ROPE_BACK", "ROUND", "SCALE", "SET", "SGN",
+		"SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT",
+		"SSM_CONV", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH",
+		"TIMESTEP_EMBEDDING", "TRI", "TRUNC", "UPSCALE", "XIELU",
 	},
 }
 
