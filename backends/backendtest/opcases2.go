@@ -235,7 +235,7 @@ func opCases2(reduced bool) []opCase {
 	})
 
 	// Mixture-of-experts products.
-	for _, at := range []runtime.Type{f32, f16, bf16} {
+	for _, at := range []runtime.Type{f32, f16, bf16, runtime.TypeQ4_0, runtime.TypeQ8_0} {
 		nm := NMSEF32
 		if at != f32 {
 			nm = NMSEQuant

@@ -110,6 +110,36 @@ func opCases3(reduced bool) []opCase {
 			return b.Interpolate(b.in(f32, 5, 4, 3, 2), 11, 7, 3, 2, mode)
 		})
 	}
+	add(true, "UPSCALE_bicubic", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Interpolate(b.in(f32, 5, 4, 3, 2), 11, 7, 3, 2, runtime.ScaleBicubic)
+	})
+	add(true, "UPSCALE_bilinear_antialias_down", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Interpolate(b.in(f32, 13, 11, 3, 2), 5, 4, 3, 2, runtime.ScaleBilinear|runtime.ScaleAntialias)
+	})
+	for _, kt := range []runtime.Type{f32, runtime.TypeF16} {
+		add(kt != f32, "CONV_TRANSPOSE_1D_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.ConvTranspose1D(b.in(kt, 5, 3, 4), b.in(f32, 9, 4), 2, 0, 1)
+		})
+	}
+	for _, kt := range []runtime.Type{f32, runtime.TypeF16} {
+		add(kt != f32, "CONV_2D_DW_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Conv2DDwDirect(b.in(kt, 3, 3, 1, 4), b.in(f32, 9, 7, 4, 2), 2, 1, 1, 0, 1, 2)
+		})
+		add(kt != f32, "CONV_2D_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Conv2DDirect(b.in(kt, 3, 2, 4, 5), b.in(f32, 9, 7, 4, 2), 2, 1, 1, 0, 1, 2)
+		})
+		add(kt != f32, "CONV_TRANSPOSE_2D_"+kt.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.ConvTranspose2DP0(b.in(kt, 3, 2, 5, 4), b.in(f32, 6, 4, 4, 2), 2)
+		})
+	}
+	for _, typ := range []runtime.Type{f32, runtime.TypeF16} {
+		add(typ != f32, "IM2COL_3D_"+typ.String(), NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+			return b.Im2col3D(b.in(f32, 3, 2, 2, 2), b.in(f32, 7, 6, 5, 2*3), 2, 1, 2, 1, 1, 0, 1, 1, 1, 2, typ)
+		})
+	}
+	add(false, "COL2IM_1D", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
+		return b.Col2im1D(b.in(f32, 5*3, 11), 2, 3, 1)
+	})
 	add(true, "UPSCALE_nearest_down", NMSEF32, func(b *caseBuilder) *runtime.Tensor {
 		return b.Upscale(b.Interpolate(b.in(f32, 9, 8, 6), 4, 3, 3, 1, runtime.ScaleNearest), 2, runtime.ScaleNearest)
 	})

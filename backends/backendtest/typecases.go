@@ -11,7 +11,8 @@ import (
 // for each, CPY from and to f32, GET_ROWS, and (for the types ggml's CPU
 // backend multiplies) MUL_MAT over a small product, one with more than 96
 // activation rows and fewer than 4 weight rows, and one broadcasting over
-// dims 2 and 3 with a padded (non-contiguous) activation view. reduced
+// dims 2 and 3 with a padded (non-contiguous) activation view, and
+// MUL_MAT_ID over four experts. reduced
 // keeps one case per op and type.
 func typeCases(reduced bool) []opCase {
 	const f32 = runtime.TypeF32
@@ -45,6 +46,9 @@ func typeCases(reduced bool) []opCase {
 		}
 		add(false, fmt.Sprintf("MUL_MAT_%s_k%d_n17_m5", typ, k), func(b *caseBuilder) *runtime.Tensor {
 			return b.MulMat(b.in(typ, k, 17), b.in(f32, k, 5))
+		})
+		add(true, "MUL_MAT_ID_"+typ.String(), func(b *caseBuilder) *runtime.Tensor {
+			return b.MulMatId(b.in(typ, k, 9, 4), b.in(f32, k, 2, 3), b.ints(4, 2, 3))
 		})
 		add(true, fmt.Sprintf("MUL_MAT_%s_k%d_n3_m130", typ, 2*k), func(b *caseBuilder) *runtime.Tensor {
 			return b.MulMat(b.in(typ, 2*k, 3), b.in(f32, 2*k, 130))

@@ -228,11 +228,6 @@ func plan(t *runtime.Tensor) (*launch, error) {
 // than left partly unwritten.
 const maxRowsKernelRow = 1 << 20
 
-// maxMulMatK is the longest inner dimension the mul_mat kernel takes: its
-// outer loop runs once per 32 elements of k, kept under llvmpipe's loop
-// guard with room to spare.
-const maxMulMatK = 32 * 60000
-
 // rowsTooLong says why a "rows" kernel over rows of n elements is refused,
 // or "" when it is not.
 func rowsTooLong(n int64) string {
@@ -477,8 +472,8 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			t.Ne != [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} {
 			return nil, "shapes do not multiply (or a's rows are not dense)"
 		}
-		if s0.Ne[0] > maxMulMatK {
-			return nil, fmt.Sprintf("k = %d exceeds the mul_mat kernel's %d (llvmpipe's loop guard)", s0.Ne[0], maxMulMatK)
+		if lim := mulMatKLimit(s0.Type); s0.Ne[0] > lim {
+			return nil, fmt.Sprintf("k = %d exceeds the mul_mat kernel's %d for %s (llvmpipe's loop guard)", s0.Ne[0], lim, s0.Type)
 		}
 		l := &launch{kernel: "mul_mat", grid: gridMulMat, local: 64, srcs: [3]*runtime.Tensor{s0, s1}}
 		l.tn = 4

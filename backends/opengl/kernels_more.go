@@ -29,6 +29,7 @@ const (
 	fCos
 	fLeakyRelu
 	fXielu
+	fDiagMaskZero
 )
 
 // moreUnary maps the unary functions of this file to their codes.
@@ -402,6 +403,9 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 			return nil, "rows longer than 3840000 elements (llvmpipe's loop limit)"
 		}
 		return &launch{kernel: "argmax", grid: gridCount, count: uint64(s0.Ne[1]), local: 64, srcs: [3]*runtime.Tensor{s0}}, ""
+	}
+	if l, why, ok := planSpatial(t); ok {
+		return l, why
 	}
 	return nil, fmt.Sprintf("op %s", t.Op)
 }

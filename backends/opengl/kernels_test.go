@@ -40,9 +40,54 @@ func TestPlan(t *testing.T) {
 		{"sum_rows row past the loop guard", func(c *runtime.Context) *runtime.Tensor {
 			return c.SumRows(c.NewTensor1D(f32, maxRowsKernelRow+1))
 		}, "", false, false},
-		{"mul_mat k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
-			return c.MulMat(c.NewTensor2D(f32, maxMulMatK+32, 1), c.NewTensor2D(f32, maxMulMatK+32, 1))
+		{"mul_mat q3_K k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			k := mulMatKLimit(runtime.TypeQ3_K) + 256
+			return c.MulMat(c.NewTensor2D(runtime.TypeQ3_K, k, 1), c.NewTensor2D(f32, k, 1))
 		}, "", false, false},
+		{"mul_mat f32 k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMat(c.NewTensor2D(f32, maxLoop+1, 4), c.NewTensor2D(f32, maxLoop+1, 1))
+		}, "", false, false},
+		{"mul_mat f32 k at the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMat(c.NewTensor2D(f32, maxLoop, 4), c.NewTensor2D(f32, maxLoop, 1))
+		}, "mul_mat", true, false},
+		{"mul_mat_id q4_K", func(c *runtime.Context) *runtime.Tensor {
+			return c.MulMatId(c.NewTensor3D(runtime.TypeQ4_K, 256, 8, 4), c.NewTensor3D(f32, 256, 2, 3), c.NewTensor2D(i32, 2, 3))
+		}, "mul_mat", true, false},
+		{"mul_mat_id q4_K k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			k := mulMatKLimit(runtime.TypeQ4_K) + 256
+			return c.MulMatId(c.NewTensor3D(runtime.TypeQ4_K, k, 8, 4), c.NewTensor3D(f32, k, 2, 3), c.NewTensor2D(i32, 2, 3))
+		}, "", false, false},
+		{"sum past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.Sum(c.NewTensor2D(f32, reduceLocal, maxLoop+1))
+		}, "", false, false},
+		{"count_equal", func(c *runtime.Context) *runtime.Tensor {
+			return c.CountEqual(c.NewTensor2D(i32, 7, 3), c.NewTensor2D(i32, 7, 3))
+		}, "reduce", true, false},
+		{"pool_2d window past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.Pool2D(c.NewTensor2D(f32, 400, 400), runtime.PoolAvg, 300, 300, 1, 1, 0, 0)
+		}, "", false, false},
+		{"upscale bicubic", func(c *runtime.Context) *runtime.Tensor {
+			return c.Upscale(c.NewTensor2D(f32, 4, 4), 2, runtime.ScaleBicubic)
+		}, "spatial", true, false},
+		{"upscale nearest antialias", func(c *runtime.Context) *runtime.Tensor {
+			return c.Upscale(c.NewTensor2D(f32, 4, 4), 2, runtime.ScaleNearest|runtime.ScaleAntialias)
+		}, "", false, false},
+		{"out_prod k past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.OutProd(c.NewTensor2D(f32, 2, maxLoop+1), c.NewTensor2D(f32, 2, maxLoop+1))
+		}, "", false, false},
+		{"conv_2d", func(c *runtime.Context) *runtime.Tensor {
+			return c.Conv2DDirect(c.NewTensor4D(f16, 3, 3, 4, 2), c.NewTensor4D(f32, 8, 8, 4, 1), 1, 1, 0, 0, 1, 1)
+		}, "spatial", true, false},
+		{"conv_2d channels past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.Conv2DDirect(c.NewTensor4D(f32, 3, 3, 6000, 2), c.NewTensor4D(f32, 8, 8, 6000, 1), 1, 1, 0, 0, 1, 1)
+		}, "", false, false},
+		{"cross_entropy_loss", func(c *runtime.Context) *runtime.Tensor {
+			return c.CrossEntropyLoss(c.NewTensor2D(f32, 10, 3), c.NewTensor2D(f32, 10, 3))
+		}, "rows", true, false},
+		{"cross_entropy_loss past the loop guard", func(c *runtime.Context) *runtime.Tensor {
+			return c.CrossEntropyLoss(c.NewTensor2D(f32, 10, 3000), c.NewTensor2D(f32, 10, 3000))
+		}, "", false, false},
+		{"diag_mask_zero", func(c *runtime.Context) *runtime.Tensor { return c.DiagMaskZero(c.NewTensor2D(f32, 4, 4), 0) }, "unary", true, false},
 		{"mul_mat q4_0", func(c *runtime.Context) *runtime.Tensor {
 			return c.MulMat(c.NewTensor2D(runtime.TypeQ4_0, 64, 3), c.NewTensor2D(f32, 64, 2))
 		}, "mul_mat", true, false},
@@ -87,7 +132,7 @@ func TestPlan(t *testing.T) {
 		}, "unary", true, true},
 		{"timestep_embedding", func(c *runtime.Context) *runtime.Tensor {
 			return c.TimestepEmbedding(c.NewTensor1D(f32, 4), 8, 10000)
-		}, "", false, false},
+		}, "spatial", true, false},
 		{"set_rows f16 i64", func(c *runtime.Context) *runtime.Tensor {
 			return c.SetRows(c.NewTensor2D(f16, 8, 5), c.NewTensor2D(f32, 8, 2), c.NewTensor1D(runtime.TypeI64, 2))
 		}, "set_rows", true, false},
@@ -113,7 +158,7 @@ func TestPlan(t *testing.T) {
 		{"sum", func(c *runtime.Context) *runtime.Tensor {
 			x := c.NewTensor1D(f32, 4)
 			return c.NewOp(runtime.OpSum, f32, [4]int64{1, 1, 1, 1}, x)
-		}, "", false, false},
+		}, "reduce", true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

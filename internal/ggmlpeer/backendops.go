@@ -85,6 +85,8 @@ var (
 	// printed ("[OP] NMSE = ... > ... ") may precede it on the same line.
 	caseRE    = regexp.MustCompile(`^(?:|.*?\s)([A-Z][A-Z0-9_]*)\((.*)\): (.*)$`)
 	summaryRE = regexp.MustCompile(`^  (\d+)/(\d+) tests passed\s*$`)
+	// failingRE matches an entry of the "Failing tests:" list.
+	failingRE = regexp.MustCompile(`^  ([A-Z][A-Z0-9_]*)\((.*)\)\s*$`)
 )
 
 // ErrNoDevice means the output has no tested section for the device: the
@@ -104,11 +106,29 @@ func ParseBackendOps(r io.Reader, device string) (*Report, error) {
 	in := false
 	var pending *OpResult
 	var pendingParams string
+	// failPending counts a case whose line got no outcome while the
+	// program went on as failed: test-backend-ops reports some failures
+	// (a buffer the device could not allocate) on stderr, lists the case
+	// under "Failing tests" and moves to the next one.
+	failed := map[string]bool{} // op + "(" + params + ")" of each failed case
+	fail := func(op *OpResult, params string) {
+		failed[op.Op+"("+params+")"] = true
+		op.Failed++
+		if len(op.Failures) < maxFailures {
+			op.Failures = append(op.Failures, params)
+		}
+	}
+	failPending := func() {
+		if pending != nil {
+			fail(pending, pendingParams)
+			pending = nil
+		}
+	}
 	for sc.Scan() {
 		line := ansiRE.ReplaceAllString(sc.Text(), "")
 		if m := backendRE.FindStringSubmatch(line); m != nil {
+			failPending()
 			in = m[1] == device
-			pending = nil
 			continue
 		}
 		if !in {
@@ -118,7 +138,17 @@ func ParseBackendOps(r io.Reader, device string) (*Report, error) {
 			in = false
 			continue
 		}
+		// The list after the summary also names cases that failed
+		// without a line of their own (a buffer the device could not
+		// allocate is reported on stderr only).
+		if m := failingRE.FindStringSubmatch(line); m != nil && rep.SummaryTotal >= 0 {
+			if !failed[m[1]+"("+m[2]+")"] {
+				fail(rep.op(m[1]), m[2])
+			}
+			continue
+		}
 		if m := summaryRE.FindStringSubmatch(line); m != nil {
+			failPending()
 			rep.SummaryPassed, _ = strconv.Atoi(m[1])
 			rep.SummaryTotal, _ = strconv.Atoi(m[2])
 			continue
@@ -128,13 +158,14 @@ func ParseBackendOps(r io.Reader, device string) (*Report, error) {
 			// A case line printed without its outcome ("  OP(params): "
 			// then the program died) has nothing after ": ".
 			if m2 := caseRE.FindStringSubmatch(line + " "); m2 != nil && strings.TrimSpace(m2[3]) == "" {
+				failPending()
 				pending, pendingParams = rep.op(m2[1]), m2[2]
 			}
 			continue
 		}
 		rep.Tested = true
+		failPending()
 		op, params, status := rep.op(m[1]), m[2], strings.TrimSpace(m[3])
-		pending = nil
 		switch {
 		case strings.HasPrefix(status, "not supported"):
 			// "not supported [NAME]" names the backend that declined.
@@ -149,10 +180,7 @@ func ParseBackendOps(r io.Reader, device string) (*Report, error) {
 		case strings.HasSuffix(status, "OK"):
 			op.Passed++
 		case strings.HasSuffix(status, "FAIL"):
-			op.Failed++
-			if len(op.Failures) < maxFailures {
-				op.Failures = append(op.Failures, params)
-			}
+			fail(op, params)
 		case status == "":
 			pending, pendingParams = op, params
 		default:

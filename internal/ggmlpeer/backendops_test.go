@@ -45,6 +45,16 @@ func TestParseBackendOps(t *testing.T) {
 			device: "RPC0", op: "COS", pass: 1, truncated: true, unfinish: "type=f16,ne=[4,1,1,1]", summary: [2]int{-1, -1},
 		},
 		{
+			name:   "case line without outcome, then more cases",
+			in:     "Backend 1/1: RPC0\n  MUL_MAT_ID(type_a=q4_0,m=2880): \n  MUL_MAT_ID(type_a=f16,m=512): " + esc + "OK\x1b[0m\n  1/2 tests passed\n\nFailing tests:\n  MUL_MAT_ID(type_a=q4_0,m=2880)\n",
+			device: "RPC0", op: "MUL_MAT_ID", pass: 1, fail: 1, summary: [2]int{1, 2},
+		},
+		{
+			name:   "cases failing without a line (buffer not allocated) are in the failing list",
+			in:     "Backend 1/1: RPC0\n  MUL_MAT_ID(type_a=f16,m=512): " + esc + "OK\x1b[0m\n  MUL_MAT_ID(type_a=f32,m=8): \x1b[1;31mFAIL\x1b[0m\n  1/4 tests passed\n\nFailing tests:\n  MUL_MAT_ID(type_a=q4_0,m=2880)\n  MUL_MAT_ID(type_a=f32,m=8)\n  MUL_MAT_ID(type_a=q4_K,m=4096)\n  Backend RPC0[127.0.0.1:4]: \x1b[1;31mFAIL\x1b[0m\nBackend 2/2: CPU\n  Skipping\n",
+			device: "RPC0", op: "MUL_MAT_ID", pass: 1, fail: 3, summary: [2]int{1, 4},
+		},
+		{
 			name:   "NMSE message and nested parentheses",
 			in:     "Backend 1/1: RPC0\n[SOFT_MAX] NMSE = 0.000000103 > 0.000000100   SOFT_MAX(type=f32,ne=[1024,16,1,1],mask=1,scale=1.000000): FAIL\n  0/1 tests passed\n",
 			device: "RPC0", op: "SOFT_MAX", fail: 1, summary: [2]int{0, 1},

@@ -14,7 +14,16 @@ package ggmlpeer
 // ROPE, FLASH_ATTN_EXT and LIGHTNING_INDEXER joined the cpu list from runs
 // of each op alone with no time limit short of their end (2026-12-02 01:28
 // UTC: ROPE 470 of 470 cases passed; 02:07 UTC: FLASH_ATTN_EXT 5343 of
-// 5343; 02:18 UTC: LIGHTNING_INDEXER 210 of 210).
+// 5343; 02:18 UTC: LIGHTNING_INDEXER 210 of 210). UPSCALE, SUM, COUNT_EQUAL,
+// DIAG, POOL_1D, POOL_2D and CONV_TRANSPOSE_1D joined the opengl list from
+// a run of 2026-12-02 03:4x UTC (branch glops2: 22, 8, 2, 3, 216, 144 and
+// 116 cases, all passed), SSM_CONV, TIMESTEP_EMBEDDING and GET_ROWS_BACK
+// from one of 04:0x UTC (45, 1 and 6), CONV_2D_DW, CONV_TRANSPOSE_2D and
+// COL2IM_1D from one of 04:12 UTC (8, 8 and 33), CROSS_ENTROPY_LOSS(_BACK)
+// and OPT_STEP_SGD/ADAMW from one of 04:16 UTC (2, 2, 1 and 1), IM2COL_3D
+// from one of 04:35 UTC (2051). MUL_MAT_ID and OUT_PROD pass every
+// case of the weight types the GL kernels read (511 and 151) but not the
+// rest (buffers past llvmpipe's 128 MiB, iq/fp4/q1_0/q2_0 weights).
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
@@ -32,14 +41,17 @@ var Claimed = map[string][]string{
 		"TANH", "TIMESTEP_EMBEDDING", "TOP_K", "TRI", "TRUNC", "UPSCALE", "XIELU",
 	},
 	"opengl": {
-		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "CEIL", "CLAMP", "CONCAT", "CONT", "COS",
-		"CUMSUM", "DIAG_MASK_INF", "DIV", "DUP", "ELU", "EXP", "EXPM1", "FILL", "FLOOR", "GEGLU",
-		"GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK", "GROUP_NORM", "HARDSIGMOID",
-		"HARDSWISH", "IM2COL", "L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "PAD",
-		"PAD_REFLECT_1D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL",
-		"ROPE", "ROPE_BACK", "ROUND", "SCALE", "SET", "SGN", "SIGMOID", "SILU", "SILU_BACK", "SIN",
-		"SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT", "STEP", "SUB", "SUM_ROWS", "SWIGLU",
-		"SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TRI", "TRUNC", "XIELU",
+		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "CEIL", "CLAMP", "COL2IM_1D", "CONCAT",
+		"CONT", "CONV_2D_DW", "CONV_TRANSPOSE_1D", "CONV_TRANSPOSE_2D", "COS", "COUNT_EQUAL",
+		"CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM", "DIAG", "DIAG_MASK_INF", "DIV", "DUP",
+		"ELU", "EXP", "EXPM1", "FILL", "FLOOR", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF",
+		"GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D",
+		"L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD",
+		"PAD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK",
+		"RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE", "ROPE_BACK", "ROUND", "SCALE", "SET", "SGN",
+		"SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT",
+		"SSM_CONV", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH",
+		"TIMESTEP_EMBEDDING", "TRI", "TRUNC", "UPSCALE", "XIELU",
 	},
 }
 
@@ -61,11 +73,13 @@ var CISubset = map[string][]string{
 		"SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING", "TRI", "TRUNC", "XIELU",
 	},
 	"opengl": {
-		"ABS", "ACC", "ADD_ID", "ARANGE", "ARGMAX", "CLAMP", "CUMSUM", "DIAG_MASK_INF", "DUP", "ELU",
-		"EXP", "FILL", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK",
-		"GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "LOG", "MEAN", "NEG", "PAD_REFLECT_1D", "REGLU",
-		"RELU", "REPEAT", "REPEAT_BACK", "ROLL", "SCALE", "SET", "SILU", "SQR", "STEP", "SUM_ROWS",
-		"SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TRI", "XIELU",
+		"ABS", "ACC", "ADD_ID", "ARANGE", "ARGMAX", "CLAMP", "COL2IM_1D", "CONV_2D_DW",
+		"CONV_TRANSPOSE_1D", "COUNT_EQUAL", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM",
+		"DIAG_MASK_INF", "DUP", "ELU", "EXP", "FILL", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU",
+		"GELU_ERF", "GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "LOG",
+		"MEAN", "NEG", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU",
+		"RELU", "REPEAT", "REPEAT_BACK", "ROLL", "SCALE", "SET", "SILU", "SQR", "STEP", "SUM",
+		"SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING", "TRI", "XIELU",
 	},
 }
 
@@ -79,8 +93,9 @@ var CISubset = map[string][]string{
 // five minutes on two shared cores). On OpenGL the Dense rows of llama,
 // mistral3, qwen3, granite and smollm3 all passed on 2026-12-02 (logits
 // NMSE ~1e-13 against ggml's CPU, flash attention on the GL kernels);
-// llama/Dense is claimed. The MoE rows still get NaN: MUL_MAT_ID has no GL
-// kernel.
+// llama/Dense is claimed. With MUL_MAT_ID's GL kernel llama/MoE and
+// qwen3moe/MoE passed too (2026-12-02 04:09 UTC, branch glops2: logits NMSE
+// ~1e-13, roundtrip and mixed batch OK).
 var ClaimedArchs = map[string][]string{
 	"cpu": {
 		"afmoe/MoE", "arcee/Dense", "arctic/MoE", "baichuan/Dense", "bailingmoe/MoE", "bailingmoe2/MoE",
@@ -108,7 +123,7 @@ var ClaimedArchs = map[string][]string{
 		"seed_oss/Dense", "smallthinker/MoE", "smollm3/Dense", "spark2_5/Dense", "stablelm/Dense",
 		"starcoder/Dense", "starcoder2/Dense", "talkie/Dense", "xverse/Dense",
 	},
-	"opengl": {"llama/Dense"},
+	"opengl": {"llama/Dense", "llama/MoE", "qwen3moe/MoE"},
 }
 
 // CIArchs are the claimed rows make test (make test-ggml) asserts on every
@@ -117,5 +132,5 @@ var ClaimedArchs = map[string][]string{
 // ClaimedArchs runs in make test-ggml-full.
 var CIArchs = map[string][]string{
 	"cpu":    {"llama/Dense", "llama/MoE", "qwen3/Dense"},
-	"opengl": {"llama/Dense"},
+	"opengl": {"llama/Dense", "llama/MoE"},
 }

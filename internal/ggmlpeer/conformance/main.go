@@ -48,6 +48,7 @@ type unavailableError struct{ error }
 
 type options struct {
 	backends, out, logs, ops, cuda, src string
+	params                              string // test-backend-ops -p: a case filter
 	archs                               string
 	reuse, check                        bool
 	timeout, budget                     time.Duration
@@ -62,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.logs, "logs", "", "keep each run's output under this directory")
 	fs.BoolVar(&o.reuse, "reuse", false, "parse a finished log under -logs instead of running its op again")
 	fs.StringVar(&o.ops, "ops", "", "comma-separated ops (default: every op test-backend-ops --list-ops prints)")
+	fs.StringVar(&o.params, "p", "", "judge only the cases whose parameters match this regular expression (test-backend-ops -p); the counts are of those cases alone")
 	fs.StringVar(&o.archs, "archs", "llama,mistral3,qwen3,qwen3moe,granite,smollm3", "test-llama-archs architectures to run on each backend (empty: none)")
 	fs.StringVar(&o.cuda, "cuda", "", "directory of CUDA0 logs (OP.out) from the device check, for a CUDA column")
 	fs.StringVar(&o.src, "src", "", "repository to build gogml from (default: this one)")
@@ -221,7 +223,11 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		}
 		start := time.Now()
 		octx, cancel := context.WithTimeout(ctx, o.timeout)
-		run, err := peer.BackendOps(octx, srv.Endpoint, "RPC0", op)
+		var extra []string
+		if o.params != "" {
+			extra = []string{"-p", o.params}
+		}
+		run, err := peer.BackendOps(octx, srv.Endpoint, "RPC0", op, extra...)
 		timedOut := octx.Err() != nil
 		cancel()
 		if run != nil && logDir != "" {

@@ -16,6 +16,13 @@
 //   9 PAD_REFLECT_1D: rows padded by op[0] / op[1] mirrored elements.
 //  10 REPEAT_BACK: the sum of the source's tiles of the result's shape,
 //     added tile by tile (dimension 3 outermost) as ggml does.
+//  11 DIAG: source 0's row i2, i3 (ne1 1) on the diagonal of an ne0 x ne0
+//     matrix, zeros elsewhere.
+//  12 OPT_STEP_SGD: weights source 0 (which the result views), gradient
+//     source 1, parameters (alpha, wd) source 2.
+//  13 OPT_STEP_ADAMW: the result views the weights; sources 0..2 are the
+//     gradient and the moments m and v (updated in place), the seven
+//     parameters are at binding 5, byte ex(1).
 #define LOCAL 128u
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -31,6 +38,12 @@ layout(local_size_x = 128) in;
 #define M_ROLL 8u
 #define M_PAD_REFLECT 9u
 #define M_REPEAT_BACK 10u
+#define M_DIAG 11u
+#define M_OPT_SGD 12u
+#define M_OPT_ADAMW 13u
+
+layout(std430, binding = 5) buffer Extra { uint xw[]; };
+float xp(uint i) { return uintBitsToFloat(xw[(ex(1u) >> 2) + i]); }
 
 // wrap is i modulo n in [0, n) (GLSL's % of a negative int is undefined).
 uint wrap(int i, uint n) { return uint(i + int(n) * (abs(i) / int(n) + 1)) % n; }
@@ -90,6 +103,27 @@ void main() {
 			return;
 		}
 		st(o, ld(1u, at(1u, c)) + ld(2u, at(2u, uvec4(c.x, uint(id), 0u, 0u))));
+		return;
+	}
+	if (mode == M_OPT_SGD) {
+		float alpha = ld(3u, toff(3u)), wd = ld(3u, toff(3u) + 4u);
+		st(o, ld(1u, at(1u, c)) * (1.0 - alpha * wd) - alpha * ld(2u, at(2u, c)));
+		return;
+	}
+	if (mode == M_OPT_ADAMW) {
+		float alpha = xp(0u), beta1 = xp(1u), beta2 = xp(2u), eps = xp(3u), wd = xp(4u), beta1h = xp(5u), beta2h = xp(6u);
+		float g = ld(1u, at(1u, c));
+		uint mo = at(2u, c), vo = at(3u, c);
+		float m = uintBitsToFloat(B[2].w[mo >> 2]) * beta1 + g * (1.0 - beta1);
+		float v = uintBitsToFloat(B[3].w[vo >> 2]) * beta2 + g * g * (1.0 - beta2);
+		B[2].w[mo >> 2] = floatBitsToUint(m);
+		B[3].w[vo >> 2] = floatBitsToUint(v);
+		float vh = sqrt(v * beta2h) + eps;
+		st(o, uintBitsToFloat(B[0].w[o >> 2]) * (1.0 - alpha * wd) - alpha * (m * beta1h) / vh);
+		return;
+	}
+	if (mode == M_DIAG) {
+		st(o, c.x == c.y ? ld(1u, at(1u, uvec4(c.x, 0u, c.zw))) : 0.0);
 		return;
 	}
 	if (mode == M_FILL) {

@@ -6,6 +6,9 @@
 //       of dequant.glsl's (3 q4_1, 6 q5_0, 7 q5_1, 10..14 q2_K..q6_K)
 //   TB  source 1's type code: 0 f32, 1 f16, 30 bf16
 //   TN  result columns (i1) per invocation: 1 (matrix-vector) or 4
+//   ID  (defined) MUL_MAT_ID: source 0 is a stack of expert matrices,
+//       source 2 the i32 expert ids; TN is 1. An id out of range raises
+//       status[0].
 // Each invocation computes a TM x TN block of the result in registers, so
 // every loaded element of a feeds TN products and every element of b TM.
 #define LOCAL 64u
@@ -41,14 +44,27 @@ void main() {
 	uint tt = t % tiles;
 	uint m0 = (tt % gm) * TM, c0 = (tt / gm) * TN;
 	uint i2 = z % ne(0u, 2u), i3 = z / ne(0u, 2u);
-	uint r2 = ne(2u, 2u) / ne(1u, 2u), r3 = ne(2u, 3u) / ne(1u, 3u);
 	uint K = ne(1u, 0u);
-	uint abase = toff(1u) + (i2 / r2) * nb(1u, 2u) + (i3 / r3) * nb(1u, 3u);
-	uint bbase = toff(2u) + i2 * nb(2u, 2u) + i3 * nb(2u, 3u);
 	uint ar[TM];
 	uint br[TN];
-	for (uint m = 0u; m < TM; m++) ar[m] = abase + min(m0 + m, ne(1u, 1u) - 1u) * nb(1u, 1u);
+#ifdef ID
+	// MUL_MAT_ID (TN 1): column c0 is an expert slot, i2 a token; the
+	// expert's matrix is ids(c0, i2) (slot 3), b's row (c0 % ne1, i2).
+	int e = int(word(3u, toff(3u) + c0 * nb(3u, 0u) + i2 * nb(3u, 1u)));
+	if (e < 0 || uint(e) >= ne(1u, 2u)) {
+		atomicOr(status[0], 1u);
+		status[1] = uint(e);
+		return;
+	}
+	uint abase = toff(1u) + uint(e) * nb(1u, 2u);
+	br[0] = toff(2u) + i2 * nb(2u, 2u) + (c0 % ne(2u, 1u)) * nb(2u, 1u);
+#else
+	uint r2 = ne(2u, 2u) / ne(1u, 2u), r3 = ne(2u, 3u) / ne(1u, 3u);
+	uint abase = toff(1u) + (i2 / r2) * nb(1u, 2u) + (i3 / r3) * nb(1u, 3u);
+	uint bbase = toff(2u) + i2 * nb(2u, 2u) + i3 * nb(2u, 3u);
 	for (uint n = 0u; n < TN; n++) br[n] = bbase + min(c0 + n, ne(2u, 1u) - 1u) * nb(2u, 1u);
+#endif
+	for (uint m = 0u; m < TM; m++) ar[m] = abase + min(m0 + m, ne(1u, 1u) - 1u) * nb(1u, 1u);
 	uint ab = nb(1u, 0u), bb = nb(2u, 0u);
 	float acc[TM * TN];
 	for (uint i = 0u; i < TM * TN; i++) acc[i] = 0.0;

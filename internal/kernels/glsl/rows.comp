@@ -1,5 +1,8 @@
 // rows: one work group per result row, for the ops that reduce or
-// normalize along dimension 0. ex(0) selects the op.
+// normalize along dimension 0. ex(0) selects the op. CROSS_ENTROPY_LOSS
+// (F_CE) runs as one work group that walks every row of its sources;
+// CROSS_ENTROPY_LOSS_BACK (F_CE_BACK) takes the gradient scalar in slot 1,
+// the logits in slot 2 and the labels in slot 3.
 #define LOCAL 64u
 layout(local_size_x = 64) in;
 #include "common.glsl"
@@ -12,6 +15,8 @@ layout(local_size_x = 64) in;
 #define F_SOFT_MAX_BACK 5u
 #define F_RMS_NORM_BACK 6u
 #define F_L2_NORM 7u
+#define F_CE_BACK 8u
+#define F_CE 9u
 
 void main() {
 	uint r = wid();
@@ -23,6 +28,35 @@ void main() {
 	uint o = at(0u, c), db = nb(0u, 0u);
 	uint f = ex(0u);
 	float fn = float(n);
+
+	if (f == F_CE || f == F_CE_BACK) {
+		// Logits x (slot 1 for F_CE, 2 for F_CE_BACK) and labels y (2 / 3).
+		uint xs = f == F_CE ? 1u : 2u, ys = xs + 1u;
+		uint m = ne(xs, 0u), rows = nrows(xs);
+		float total = 0.0;
+		for (uint rr = (f == F_CE ? 0u : r); rr < (f == F_CE ? rows : r + 1u); rr++) {
+			uvec4 rc = rowc(xs, rr);
+			uint xo = at(xs, rc), xb = nb(xs, 0u), yo = at(ys, rc), yb = nb(ys, 0u);
+			float mx = uintBitsToFloat(0xff800000u);
+			for (uint i = l; i < m; i += LOCAL) mx = max(mx, ld(xs, xo + i * xb));
+			mx = wg_max(mx);
+			float s = 0.0;
+			for (uint i = l; i < m; i += LOCAL) s += exp(ld(xs, xo + i * xb) - mx);
+			s = wg_sum(s);
+			if (f == F_CE_BACK) {
+				float inv = 1.0 / s, g = ld(1u, toff(1u)) / float(rows);
+				for (uint i = l; i < m; i += LOCAL) {
+					st(o + i * db, (exp(ld(xs, xo + i * xb) - mx) * inv - ld(ys, yo + i * yb)) * g);
+				}
+				return;
+			}
+			float ls = log(s), d = 0.0;
+			for (uint i = l; i < m; i += LOCAL) d += (ld(xs, xo + i * xb) - mx - ls) * ld(ys, yo + i * yb);
+			total += wg_sum(d);
+		}
+		if (l == 0u) st(toff(0u), total * (-1.0 / float(rows)));
+		return;
+	}
 
 	if (f == F_SUM_ROWS || f == F_MEAN) {
 		float s = 0.0;

@@ -42,6 +42,7 @@ layout(local_size_x = 128) in;
 #define F_COS 31u
 #define F_LEAKY_RELU 32u
 #define F_XIELU 33u
+#define F_DIAG_MASK_ZERO 34u
 
 // expm1_precise is exp(x) - 1 without the cancellation near 0 (Kahan).
 float expm1_precise(float x) {
@@ -71,6 +72,8 @@ float apply(uint f, float x, uvec4 c) {
 	case F_EXP: return exp(x);
 	case F_DIAG_MASK_INF:
 		return int(c.x) > opi(0u) + int(c.y) ? uintBitsToFloat(0xff800000u) : x;
+	case F_DIAG_MASK_ZERO:
+		return int(c.x) > opi(0u) + int(c.y) ? 0.0 : x;
 	case F_ADD1: return x + ld(2u, toff(2u));
 	case F_GELU_ERF: return gelu_erf(x);
 	case F_GELU_QUICK: return gelu_quick(x);
@@ -104,7 +107,7 @@ void main() {
 	uint i = gid();
 #ifdef DENSE
 	// Result and source dense f32 of one shape; no coordinates needed
-	// (DIAG_MASK_INF never takes this path).
+	// (DIAG_MASK_INF/ZERO never take this path).
 	if (i >= ex(2u)) return;
 	float x = uintBitsToFloat(B[1].w[(toff(1u) >> 2) + i]);
 	B[0].w[(toff(0u) >> 2) + i] = floatBitsToUint(apply(ex(0u), x, uvec4(0u)));
