@@ -75,13 +75,11 @@ func dotQ5_K512(w, y []byte, nb int) float32 { return q5KDot1AVX512(&w[0], &y[0]
 func dotQ6_K512(w, y []byte, nb int) float32 { return q6KDot1AVX512(&w[0], &y[0], nb) }
 
 // mat is matDot on the kernels of k (arguments checked by the caller):
-// four activation rows at a time against each weight row, the rest one
-// by one. (Four weight rows against one activation row, for decode, are
-// mat4W's kernels: 30% faster with the weights in L2 without a prefetch
-// and slower streaming them from memory, the decode case; with the next
-// rows prefetched 1.2× in the cache, but from memory no less CPU time
-// than the one-row kernel on the loaded machine measured: RATIONALE.md,
-// "The four-weight-row q4_K decode dot is generated but not used".)
+// four activation rows at a time against each weight row; each remaining
+// activation row (decode's one) against four weight rows a call where k
+// has such a kernel (mat4W, with the next rows prefetched: same bits,
+// faster streaming on a quiet machine; RATIONALE.md, "Decode's k-quant
+// dots take four weight rows a call"), the rest one by one.
 func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys, ny, nb int) {
 	c := 0
 	for ; c+4 <= ny; c += 4 {
@@ -101,7 +99,7 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 		}
 	}
 	for ; c < ny; c++ {
-		for r := 0; r < nw; r++ {
+		for r := k.mat4W(dst[c*ldd:], w, stride, nw, y[c*ys:], nb); r < nw; r++ {
 			switch k {
 			case q2K512:
 				dst[c*ldd+r] = q2KDot1AVX512(&w[r*stride], &y[c*ys], nb)
@@ -121,9 +119,7 @@ func (k k512) mat(dst []float32, ldd int, w []byte, stride, nw int, y []byte, ys
 // mat4W sets dst[r] for the first weight rows, four at a time, against the
 // activation row y with the four-weight-row kernel of k (arguments checked
 // by the caller: nw rows in w and dst), and returns how
-// many it set (0 where k has no such kernel). Not used by mat (see there);
-// kept, tested and measured against the one-row kernels
-// (BenchmarkKDecode4W) for the case where the weights are in cache.
+// many it set (0 where k has no such kernel).
 func (k k512) mat4W(dst []float32, w []byte, stride, nw int, y []byte, nb int) int {
 	r := 0
 	for ; r+4 <= nw; r += 4 {
