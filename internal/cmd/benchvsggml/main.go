@@ -200,6 +200,10 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	refs := measureRefs(o.threads)
+	refs.ggmlCores = map[int]float64{}
+	for nt, u := range peer.use {
+		refs.ggmlCores[nt] = u.cores()
+	}
 	elapsed := time.Since(start)
 
 	var md bytes.Buffer
@@ -221,6 +225,9 @@ type refs struct {
 	peak   map[string]map[int]float64 // level -> threads -> GFLOP/s
 	copyGB map[int]float64            // threads -> GB/s (bytes read + written)
 	levels []string
+	// ggmlCores is, per thread count, the cores test-backend-ops kept busy
+	// over its whole runs (setup included): CPU time ÷ wall time.
+	ggmlCores map[int]float64
 }
 
 func measureRefs(threads []int) refs {
@@ -272,6 +279,17 @@ func writeReport(w *bytes.Buffer, o options, cases []benchCase, r refs, elapsed 
 		}
 		fmt.Fprintf(w, " %.1f |\n", r.copyGB[nt])
 	}
+	fmt.Fprintf(w, "\nCores test-backend-ops kept busy over its runs (its process CPU time ÷ wall time, setup and data\n")
+	fmt.Fprintf(w, "initialization included, other work on the machine lowering it):")
+	for i, nt := range o.threads {
+		sep := ","
+		if i == len(o.threads)-1 {
+			sep = "."
+		}
+		fmt.Fprintf(w, " %.2f at %d thread(s)%s", r.ggmlCores[nt], nt, sep)
+	}
+	fmt.Fprintf(w, " Where the figure at more threads is no higher than at one,\n")
+	fmt.Fprintf(w, "ggml ran on one core there, and that thread count's ratios compare gogml's threads with one of ggml's.\n")
 	fmt.Fprintf(w, "\n## Ops\n\n| op | case |")
 	for _, nt := range o.threads {
 		fmt.Fprintf(w, " ggml µs (%dt) | gogml µs (%dt) | ratio (%dt) |", nt, nt, nt)
@@ -329,6 +347,21 @@ func joinInts[T int | int64](v []T) string {
 type peer struct {
 	header string   // ggml.h
 	argv   []string // command prefix before test-backend-ops' own arguments
+	// use adds up, per thread count, the CPU time (user + system) and the
+	// wall time of every test-backend-ops process, so the report can say
+	// how many cores ggml kept busy.
+	use map[int]*cpuUse
+}
+
+// cpuUse is the CPU and wall time of a side's processes.
+type cpuUse struct{ cpu, wall time.Duration }
+
+// cores returns the cores kept busy on average (CPU time ÷ wall time).
+func (u *cpuUse) cores() float64 {
+	if u == nil || u.wall <= 0 {
+		return 0
+	}
+	return u.cpu.Seconds() / u.wall.Seconds()
 }
 
 // findPeer locates the Debian peer: scripts/ggml-peer.sh when present, else
@@ -401,7 +434,18 @@ func (p *peer) perf(timeout time.Duration, nt int, args ...string) (string, erro
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(nt), "OMP_NUM_THREADS="+strconv.Itoa(nt))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	began := time.Now()
 	out, err := cmd.Output()
+	if ps := cmd.ProcessState; ps != nil {
+		if p.use == nil {
+			p.use = map[int]*cpuUse{}
+		}
+		if p.use[nt] == nil {
+			p.use[nt] = &cpuUse{}
+		}
+		p.use[nt].cpu += ps.UserTime() + ps.SystemTime()
+		p.use[nt].wall += time.Since(began)
+	}
 	if err != nil {
 		return "", fmt.Errorf("ggml test-backend-ops: %w\n%s%s", err, tail(out), tail(stderr.Bytes()))
 	}
