@@ -108,12 +108,7 @@ func genQ8K(c *build.Context) {
 		c.VPMOVDB(reg.Z5, at(reg.RDI, 4+16*g))
 		c.VEXTRACTI64X4(operand.Imm(1), reg.Z5, reg.Y6)
 		c.VPADDD(reg.Y6, reg.Y5, reg.Y5)
-		c.VEXTRACTI128(operand.Imm(1), reg.Y5, reg.X6)
-		c.VPADDD(reg.X6, reg.X5, reg.X5)
-		c.VPSHUFD(operand.Imm(0x4e), reg.X5, reg.X6)
-		c.VPADDD(reg.X6, reg.X5, reg.X5)
-		c.VPSHUFD(operand.Imm(0xb1), reg.X5, reg.X6)
-		c.VPADDD(reg.X6, reg.X5, reg.X5)
+		hsumI32(c, reg.Y5, reg.X6)
 		c.VMOVD(reg.X5, reg.EAX)
 		c.MOVW(reg.AX, at(reg.RDI, 260+2*g))
 	}

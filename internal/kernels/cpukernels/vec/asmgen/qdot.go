@@ -198,12 +198,7 @@ func k6Row(c *build.Context, k kConstants) {
 	c.VPSLLD(operand.Imm(5), reg.Y12, reg.Y12)
 	c.VPSUBD(reg.Y12, reg.Y0, reg.Y0)
 	// The int32 lanes of Y0 summed into lane 0 of X0.
-	c.VEXTRACTI128(operand.Imm(1), reg.Y0, reg.X1)
-	c.VPADDD(reg.X1, reg.X0, reg.X0)
-	c.VPSHUFD(operand.Imm(0x4e), reg.X0, reg.X1)
-	c.VPADDD(reg.X1, reg.X0, reg.X0)
-	c.VPSHUFD(operand.Imm(0xb1), reg.X0, reg.X1)
-	c.VPADDD(reg.X1, reg.X0, reg.X0)
+	hsumI32(c, reg.Y0, reg.X1)
 	c.VCVTDQ2PS(reg.X0, reg.X0)
 	c.VMOVSS(at(reg.R9, 0), reg.X3)
 	c.VPBROADCASTW(at(reg.R8, 208), reg.X4)
@@ -249,4 +244,16 @@ func k6Half(c *build.Context, h int) {
 		c.VPMADDWD(reg.Y9, a, a)
 		c.VPADDD(a, reg.Y0, reg.Y0)
 	}
+}
+
+// hsumI32 adds the eight int32 lanes of y into lane 0 of y's X half
+// (the other lanes hold partial sums), with t's X half as scratch.
+func hsumI32(c *build.Context, y, t reg.VecPhysical) {
+	x, tx := y.AsX(), t.AsX()
+	c.VEXTRACTI128(operand.Imm(1), y.AsY(), tx)
+	c.VPADDD(tx, x, x)
+	c.VPSHUFD(operand.Imm(0x4e), x, tx)
+	c.VPADDD(tx, x, x)
+	c.VPSHUFD(operand.Imm(0xb1), x, tx)
+	c.VPADDD(tx, x, x)
 }

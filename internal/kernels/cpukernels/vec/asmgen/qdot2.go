@@ -345,12 +345,7 @@ func kLowRow(c *build.Context, name string, q3 bool, k kLowConstants) {
 	}
 	if q3 {
 		// isum to lane 0 of X0; sum += float32(float32(d·d_y)·isum).
-		c.VEXTRACTI128(operand.Imm(1), reg.Y0, reg.X1)
-		c.VPADDD(reg.X1, reg.X0, reg.X0)
-		c.VPSHUFD(operand.Imm(0x4e), reg.X0, reg.X1)
-		c.VPADDD(reg.X1, reg.X0, reg.X0)
-		c.VPSHUFD(operand.Imm(0xb1), reg.X0, reg.X1)
-		c.VPADDD(reg.X1, reg.X0, reg.X0)
+		hsumI32(c, reg.Y0, reg.X1)
 		c.VCVTDQ2PS(reg.X0, reg.X0)
 		c.MOVWLZX(at(reg.R8, 108), reg.EAX) // the block's last 2 bytes: no read past it
 		c.VMOVD(reg.EAX, reg.X1)
