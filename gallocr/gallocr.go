@@ -312,8 +312,9 @@ func (a *Allocator) planIndex() *runtime.GraphIndex {
 }
 
 // Plan returns the plan of the last successful reserve (nil before). The
-// plan's arrays (placements, blocks, members) are the allocator's: they
-// stay valid until its next successful reserve or Free, which reuse them;
+// plan, the value and its arrays (placements, blocks, members), is the
+// allocator's: it stays valid until its next successful reserve or Free,
+// which reuse it, so a caller that keeps a plan across them keeps a copy;
 // PlanGraph returns plans of their own.
 func (a *Allocator) Plan() *Plan { return a.plan }
 
