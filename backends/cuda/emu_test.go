@@ -525,3 +525,16 @@ func getRowsBadIndex(t *testing.T, b *Backend) {
 		t.Fatalf("Compute after the bad index: %v", err)
 	}
 }
+
+// TestEmulatedBackendtest runs the shared op suite (backendtest.RunOps:
+// every case of every op the backend claims, against the reference
+// kernels, with guard bytes and in-place aliasing) on the emulated
+// device; the reduced table unless GOGML_EMU_ALL=1.
+func TestEmulatedBackendtest(t *testing.T) {
+	b := newEmuBackend(t)
+	var opts []backendtest.OpOption
+	if os.Getenv("GOGML_EMU_ALL") != "1" {
+		opts = append(opts, backendtest.Reduced())
+	}
+	backendtest.RunOps(t, b, opts...)
+}

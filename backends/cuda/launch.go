@@ -67,7 +67,14 @@ const (
 // internal/kernels/cuda/*.cu.
 var (
 	kBinary      = kernel{"elementwise", "k_binary_f32", []argKind{aP, aS, aP, aS, aP, aS, aI}}
-	kUnary       = kernel{"elementwise", "k_unary_f32", []argKind{aP, aS, aP, aS, aI, aF, aF}}
+	kUnary       = kernel{"elementwise", "k_unary", []argKind{aP, aS, aI, aP, aS, aI, aI, aF, aF}}
+	kGlu         = kernel{"elementwise", "k_glu", []argKind{aP, aS, aP, aS, aP, aS, aI, aI, aI, aF, aF}}
+	kSetRows     = kernel{"elementwise", "k_set_rows", []argKind{aP, aS, aI, aP, aS, aI, aP, aS, aI, aP}}
+	kPad         = kernel{"elementwise", "k_pad", []argKind{aP, aS, aP, aS, aI, aI, aI, aI, aI}}
+	kIm2col      = kernel{"elementwise", "k_im2col", []argKind{aP, aS, aI, aP, aS, aI, aI, aI, aI, aI, aI, aI, aI, aI, aI}}
+	kAddID       = kernel{"elementwise", "k_add_id_f32", []argKind{aP, aS, aP, aS, aP, aS, aP, aS, aP}}
+	kArgsort     = kernel{"reduce", "k_argsort_f32", []argKind{aP, aS, aP, aS, aI, aI}}
+	kFlashAttn   = kernel{"reduce", "k_flash_attn_ext_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aP, aS, aI, aP, aS, aP, aF, aF, aF}}
 	kSiluBack    = kernel{"elementwise", "k_silu_back_f32", []argKind{aP, aS, aP, aS, aP, aS}}
 	kRepeat      = kernel{"elementwise", "k_repeat", []argKind{aP, aS, aP, aS, aI}}
 	kConcat      = kernel{"elementwise", "k_concat_f32", []argKind{aP, aS, aP, aS, aP, aS, aI}}
@@ -79,7 +86,7 @@ var (
 	kSum         = kernel{"reduce", "k_sum_f32", []argKind{aP, aP, aS}}
 	kNorm        = kernel{"reduce", "k_norm_f32", []argKind{aP, aS, aP, aS, aF, aI}}
 	kRmsNormBack = kernel{"reduce", "k_rms_norm_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
-	kSoftMax     = kernel{"reduce", "k_soft_max_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aF, aF}}
+	kSoftMax     = kernel{"reduce", "k_soft_max_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aF, aF, aP}}
 	kSoftMaxBack = kernel{"reduce", "k_soft_max_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
 	kRoundAct    = kernel{"matmul", "k_round_act_f32", []argKind{aP, aS, aP, aS, aI, aP}}
 	kRope        = kernel{"rope", "k_rope_f32", []argKind{aP, aS, aP, aS, aP, aP, aI, aI, aF, aF, aF, aF, aF, aF, aI}}
@@ -89,7 +96,7 @@ var (
 var allKernels = append([]*kernel{
 	&kBinary, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
-	&kRoundAct, &kRope,
+	&kRoundAct, &kRope, &kGlu, &kSetRows, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn,
 }, allMulMat()...)
 
 // allMulMat lists kMulMat's and kMulVec's descriptors in matRowTypes'

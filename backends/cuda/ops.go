@@ -9,13 +9,16 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// Unary function codes of k_unary_f32 beyond ggml's unary ops (0..13).
+// Function codes of k_unary beyond ggml's unary ops (0..21).
 const (
-	uSqr   = 100
-	uSqrt  = 101
-	uLog   = 102
-	uScale = 105
-	uClamp = 106
+	uSqr       = 100
+	uSqrt      = 101
+	uLog       = 102
+	uSin       = 103
+	uCos       = 104
+	uScale     = 105
+	uClamp     = 106
+	uLeakyRelu = 107
 )
 
 // Binary op codes of k_binary_f32.
@@ -26,19 +29,24 @@ const (
 	f16 = runtime.TypeF16
 )
 
-// unarySupported reports whether the backend claims unary function u. The
-// kernel has ggml's functions 0..13, but GELU_QUICK there is the exact
-// formula where ggml's CPU backend (and the reference) goes through a
-// half-precision table, and the others were never checked against the
-// reference: only these are claimed.
+// unarySupported reports whether k_unary has unary function u: every
+// function of ggml 0.27.0 but XIELU (four op parameters the kernel does
+// not take).
 func unarySupported(u runtime.UnaryOp) bool {
-	switch u {
-	case runtime.UnaryAbs, runtime.UnaryNeg, runtime.UnaryTanh, runtime.UnaryRelu, runtime.UnarySigmoid,
-		runtime.UnaryGelu, runtime.UnarySilu, runtime.UnaryExp:
-		return true
-	}
-	return false
+	return u >= 0 && u < runtime.UnaryCount && u != runtime.UnaryXielu
 }
+
+// Limits of the kernels' launch shapes, checked by SupportsOp.
+const (
+	// argsortMaxCols bounds ARGSORT and TOP_K rows: k_argsort_f32 ranks
+	// by counting, n² comparisons per row.
+	argsortMaxCols = 16384
+	// faThreads is k_flash_attn_ext_f32's block size; each thread keeps
+	// up to 4 output elements, so V rows hold at most 4·faThreads.
+	faThreads = 128
+	// faMaxDK bounds the K row length (q is staged in shared memory).
+	faMaxDK = 4096
+)
 
 func allF32(ts ...*runtime.Tensor) bool {
 	for _, t := range ts {
@@ -78,17 +86,48 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return allF32(t, s0, s1) && s0.Ne == t.Ne && runtime.CanRepeat(s1, t)
 	case runtime.OpAdd1:
 		return allF32(t, s0, s1) && s0.Ne == t.Ne && s1.IsScalar()
-	case runtime.OpClamp:
-		// The kernel lets max win when min > max; ggml lets min win.
-		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(0) <= t.OpParamF32(1)
-	case runtime.OpScale:
-		// The launch passes no bias (ggml_scale_bias's op parameter 1).
-		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(1) == 0
-	case runtime.OpSqr, runtime.OpSqrt, runtime.OpLog,
-		runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
+	case runtime.OpClamp, runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpSin, runtime.OpCos,
+		runtime.OpLeakyRelu, runtime.OpUnary:
+		return s0 != nil && isFloatType(t.Type) && s0.Type == t.Type && s0.Ne == t.Ne &&
+			(t.Op != runtime.OpUnary || unarySupported(t.UnaryOp()))
+	case runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
 		return allF32(t, s0) && s0.Ne == t.Ne
-	case runtime.OpUnary:
-		return allF32(t, s0) && s0.Ne == t.Ne && unarySupported(t.UnaryOp())
+	case runtime.OpGlu:
+		return b.supportsGlu(t)
+	case runtime.OpSetRows:
+		return s0 != nil && s1 != nil && (s0.Type == f32 || s0.Type == f16) && isFloatType(t.Type) &&
+			(s1.Type == runtime.TypeI32 || s1.Type == runtime.TypeI64) &&
+			t.Ne[0] == s0.Ne[0] && t.Ne[2] == s0.Ne[2] && t.Ne[3] == s0.Ne[3] && s0.Ne[1] == s1.Ne[0] &&
+			s1.Ne[1] > 0 && s1.Ne[2] > 0 && s0.Ne[2]%s1.Ne[1] == 0 && s0.Ne[3]%s1.Ne[2] == 0 && s1.Ne[3] == 1
+	case runtime.OpPad:
+		if s0 == nil || !isFloatType(t.Type) || s0.Type != t.Type || t.OpParamI32(8) != 0 { // no circular mode
+			return false
+		}
+		for d := 0; d < 4; d++ {
+			lp, rp := int64(t.OpParamI32(2*d)), int64(t.OpParamI32(2*d+1))
+			if lp < 0 || rp < 0 || t.Ne[d] != s0.Ne[d]+lp+rp {
+				return false
+			}
+		}
+		return true
+	case runtime.OpIm2col:
+		return b.supportsIm2col(t)
+	case runtime.OpAddId:
+		s2 := t.Src[2]
+		return allF32(t, s0, s1) && s2 != nil && s2.Type == runtime.TypeI32 && s0.Ne == t.Ne &&
+			s1.Ne[0] == t.Ne[0] && s2.Ne[0] >= t.Ne[1] && s2.Ne[1] >= t.Ne[2] && t.Ne[3] == 1
+	case runtime.OpArgsort, runtime.OpTopK:
+		if !allF32(s0) || t.Type != runtime.TypeI32 || t.Ne[1] != s0.Ne[1] || t.Ne[2] != s0.Ne[2] ||
+			t.Ne[3] != s0.Ne[3] || s0.Ne[0] > argsortMaxCols {
+			return false
+		}
+		if t.Op == runtime.OpTopK {
+			return t.Ne[0] <= s0.Ne[0]
+		}
+		o := t.OpParamI32(0)
+		return t.Ne[0] == s0.Ne[0] && (o == 0 || o == 1)
+	case runtime.OpFlashAttnExt:
+		return b.supportsFlashAttn(t)
 	case runtime.OpSumRows, runtime.OpMean:
 		return allF32(t, s0) && t.Ne == [4]int64{1, s0.Ne[1], s0.Ne[2], s0.Ne[3]}
 	case runtime.OpRepeat:
@@ -107,8 +146,11 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
 			s0.Ne[2] == s1.Ne[1] && s1.Ne[3] == 1
 	case runtime.OpSoftMax:
-		if !allF32(t, s0) || s0.Ne != t.Ne || t.Src[2] != nil { // no sinks in the kernel
+		if !allF32(t, s0) || s0.Ne != t.Ne {
 			return false
+		}
+		if sk := t.Src[2]; sk != nil && (sk.Type != f32 || sk.Ne[0] != t.Ne[2] || sk.Nb[0] != 4) {
+			return false // sinks: one f32 per index of dimension 2, dense
 		}
 		if s1 != nil {
 			return (s1.Type == f32 || s1.Type == f16) && s1.Ne[0] == t.Ne[0] && s1.Ne[1] >= t.Ne[1] &&
@@ -295,12 +337,19 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(code)
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
 		return b.launch(&kBinary, g, bl, 0, a)
-	case runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpClamp, runtime.OpUnary:
+	case runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpClamp, runtime.OpUnary,
+		runtime.OpSin, runtime.OpCos, runtime.OpLeakyRelu:
 		var code int32
 		var p0, p1 float32
 		switch t.Op {
 		case runtime.OpScale:
-			code, p0 = uScale, t.OpParamF32(0)
+			code, p0, p1 = uScale, t.OpParamF32(0), t.OpParamF32(1)
+		case runtime.OpSin:
+			code = uSin
+		case runtime.OpCos:
+			code = uCos
+		case runtime.OpLeakyRelu:
+			code, p0 = uLeakyRelu, t.OpParamF32(0)
 		case runtime.OpSqr:
 			code = uSqr
 		case runtime.OpSqrt:
@@ -312,9 +361,65 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		default:
 			code = int32(t.UnaryOp())
 		}
-		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(code).f32(p0).f32(p1)
+		a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type)).i32(code).f32(p0).f32(p1)
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
 		return b.launch(&kUnary, g, bl, 0, a)
+	case runtime.OpGlu:
+		var pb uint64
+		sb := s0
+		if s1 != nil {
+			pb, sb = src[1], s1
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(pb).shape(sb).i32(int32(t.Type)).
+			i32(t.OpParamI32(0)).i32(t.OpParamI32(1)).f32(t.OpParamF32(2)).f32(t.OpParamF32(3))
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kGlu, g, bl, 0, a)
+	case runtime.OpSetRows:
+		wide := int32(0)
+		if s1.Type == runtime.TypeI64 {
+			wide = 1
+		}
+		a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type)).
+			ptr(src[1]).shape(s1).i32(wide).ptr(b.status)
+		g, bl := rowsGrid(s0.Ne[0], s0.Nrows())
+		if err := b.launch(&kSetRows, g, bl, 0, a); err != nil {
+			return err
+		}
+		return b.checkStatus(s1, t.Ne[1])
+	case runtime.OpPad:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(t.Type)).
+			i32(t.OpParamI32(0)).i32(t.OpParamI32(2)).i32(t.OpParamI32(4)).i32(t.OpParamI32(6))
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kPad, g, bl, 0, a)
+	case runtime.OpIm2col:
+		is2D := t.OpParamI32(6) != 0
+		kw, kh := s0.Ne[0], int64(1)
+		if is2D {
+			kh = s0.Ne[1]
+		}
+		a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[1]).shape(s1).i32(int32(s1.Type)).
+			i32(int32(kw)).i32(int32(kh)).i32(t.OpParamI32(6))
+		for i := 0; i < 6; i++ {
+			a.i32(t.OpParamI32(i))
+		}
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kIm2col, g, bl, 0, a)
+	case runtime.OpAddId:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).ptr(src[2]).shape(t.Src[2]).ptr(b.status)
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		if err := b.launch(&kAddID, g, bl, 0, a); err != nil {
+			return err
+		}
+		return b.checkStatus(t.Src[2], s1.Ne[1])
+	case runtime.OpArgsort, runtime.OpTopK:
+		desc, topk := int32(1), int32(1)
+		if t.Op == runtime.OpArgsort {
+			desc, topk = t.OpParamI32(0), 0
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(desc).i32(topk)
+		return b.reduceLaunch(&kArgsort, s0.Ne[0], s0.Nrows(), a)
+	case runtime.OpFlashAttnExt:
+		return b.flashAttn(t, dst)
 	case runtime.OpSumRows, runtime.OpMean:
 		mean := int32(0)
 		if t.Op == runtime.OpMean {
@@ -357,7 +462,7 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 			}
 		}
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(maskShape).i32(maskType).
-			f32(t.OpParamF32(0)).f32(t.OpParamF32(1))
+			f32(t.OpParamF32(0)).f32(t.OpParamF32(1)).ptr(src[2])
 		return b.reduceLaunch(&kSoftMax, t.Ne[0], t.Nrows(), a)
 	case runtime.OpSoftMaxBack:
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).f32(t.OpParamF32(0))
@@ -372,7 +477,7 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		if err := b.launch(&kGetRows, g, bl, 0, a); err != nil {
 			return err
 		}
-		return b.checkStatus(t)
+		return b.checkStatus(s1, s0.Ne[1])
 	case runtime.OpMulMat:
 		return b.mulMat(t, dst, src[0], src[1])
 	case runtime.OpRope, runtime.OpRopeBack:
@@ -450,10 +555,11 @@ func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {
 	return b.launch(&kRope, g, bl, 0, a)
 }
 
-// checkStatus waits for the stream and turns a bad row index reported by
-// get_rows into an error wrapping runtime.ErrOutOfBounds (the row is
-// filled with NaNs), clearing the report.
-func (b *Backend) checkStatus(t *runtime.Tensor) error {
+// checkStatus waits for the stream and turns a bad index of idx reported
+// by get_rows, set_rows or add_id into an error wrapping
+// runtime.ErrOutOfBounds (get_rows and add_id fill the row with NaNs,
+// set_rows skips it), clearing the report; n is the index range.
+func (b *Backend) checkStatus(idx *runtime.Tensor, n int64) error {
 	d := b.dev.drv
 	if err := d.check("cuStreamSynchronize", d.cuStreamSynchronize(b.stream)); err != nil {
 		return err
@@ -468,7 +574,7 @@ func (b *Backend) checkStatus(t *runtime.Tensor) error {
 	if err := d.check("cuMemsetD8_v2", d.cuMemsetD8(b.status, 0, 8)); err != nil {
 		return err
 	}
-	return fmt.Errorf("row index %d of %q outside [0, %d): %w", st[1], t.Src[1].Name, t.Src[0].Ne[1], runtime.ErrOutOfBounds)
+	return fmt.Errorf("row index %d of %q outside [0, %d): %w", st[1], idx.Name, n, runtime.ErrOutOfBounds)
 }
 
 // quantScratch returns device memory of at least n bytes for MulMat's

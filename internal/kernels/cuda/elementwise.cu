@@ -71,6 +71,39 @@ extern "C" __global__ void k_binary_f32(char *dst, shape4 d, const char *a, shap
 #define U_CLAMP 106
 #define U_LEAKY_RELU 107
 
+#define U_EXPM1 14
+#define U_SOFTPLUS 15
+#define U_GELU_ERF 16
+#define U_FLOOR 18
+#define U_CEIL 19
+#define U_ROUND 20
+#define U_TRUNC 21
+
+// half_round rounds v to the nearest half-precision value (ggml's CPU
+// backend computes GELU_QUICK through a table indexed by f16 bits).
+static __device__ __forceinline__ float half_round(float v) { return __half2float(__float2half_rn(v)); }
+
+// gelu_quick is ggml's CPU GELU_QUICK: x*sigmoid(1.702x) of x rounded to
+// half precision, rounded to half precision.
+static __device__ __forceinline__ float gelu_quick(float x) {
+    const float h = half_round(x);
+    return half_round(h * (1.0f / (1.0f + expf(-1.702f * h))));
+}
+
+// gelu_erf is the exact GELU 0.5*x*(1 + erf(x/sqrt(2))).
+static __device__ __forceinline__ float gelu_erf(float x) {
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+// gelu_tanh is the tanh approximation of GELU.
+static __device__ __forceinline__ float gelu_tanh(float x) {
+    const float c = 0.7978845608028654f; // sqrt(2/pi)
+    return 0.5f * x * (1.0f + tanhf(c * x * (1.0f + 0.044715f * x * x)));
+}
+
+// hard_sigmoid is ggml's fminf(1, fmaxf(0, (x + 3) / 6)).
+static __device__ __forceinline__ float hard_sigmoid(float x) { return fminf(1.0f, fmaxf(0.0f, (x + 3.0f) / 6.0f)); }
+
 static __device__ __forceinline__ float unary_fn(float x, int op, float p0, float p1) {
     switch (op) {
     case U_ABS: return fabsf(x);
@@ -81,37 +114,43 @@ static __device__ __forceinline__ float unary_fn(float x, int op, float p0, floa
     case U_ELU: return x > 0.0f ? x : expm1f(x);
     case U_RELU: return x > 0.0f ? x : 0.0f;
     case U_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case U_GELU: {
-        const float c = 0.7978845608028654f; // sqrt(2/pi)
-        return 0.5f * x * (1.0f + tanhf(c * x * (1.0f + 0.044715f * x * x)));
-    }
-    case U_GELU_QUICK: return x * (1.0f / (1.0f + expf(-1.702f * x)));
+    case U_GELU: return gelu_tanh(x);
+    case U_GELU_QUICK: return gelu_quick(x);
     case U_SILU: return x / (1.0f + expf(-x));
-    case U_HARDSWISH: return x * fminf(1.0f, fmaxf(0.0f, (x + 3.0f) / 6.0f));
-    case U_HARDSIGMOID: return fminf(1.0f, fmaxf(0.0f, (x + 3.0f) / 6.0f));
+    case U_HARDSWISH: return x * hard_sigmoid(x);
+    case U_HARDSIGMOID: return hard_sigmoid(x);
     case U_EXP: return expf(x);
+    case U_EXPM1: return expf(x) - 1.0f;
+    case U_SOFTPLUS: return x > 20.0f ? x : logf(1.0f + expf(x));
+    case U_GELU_ERF: return gelu_erf(x);
+    case U_FLOOR: return floorf(x);
+    case U_CEIL: return ceilf(x);
+    case U_ROUND: return roundf(x);
+    case U_TRUNC: return truncf(x);
     case U_SQR: return x * x;
     case U_SQRT: return sqrtf(x);
     case U_LOG: return logf(x);
     case U_SIN: return sinf(x);
     case U_COS: return cosf(x);
     case U_SCALE: return x * p0 + p1;
-    case U_CLAMP: return fminf(fmaxf(x, p0), p1);
+    case U_CLAMP: // ggml's MAX(MIN(x, hi), lo): lo wins over hi, NaN becomes hi
+        x = x < p1 ? x : p1;
+        return x > p0 ? x : p0;
     case U_LEAKY_RELU: return fmaxf(x, 0.0f) + fminf(x, 0.0f) * p0;
     }
     return x;
 }
 
-// dst = f(a), same shape.
-extern "C" __global__ void k_unary_f32(char *dst, shape4 d, const char *a, shape4 sa, int op,
-                                       float p0, float p1) {
+// dst = f(a), same shape; a and dst of the float types at and dt (f32,
+// f16 or bf16).
+extern "C" __global__ void k_unary(char *dst, shape4 d, int dt, const char *a, shape4 sa, int at, int op,
+                                   float p0, float p1) {
     ROW_LOOP(d) {
         i64 i1, i2, i3;
         const i64 od = row_offset(d, r, &i1, &i2, &i3);
-        const i64 oa = i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
+        const char *arow = a + i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
         COL_LOOP(i0, d.ne[0]) {
-            const float x = *(const float *)(a + oa + i0 * sa.nb[0]);
-            *(float *)(dst + od + i0 * d.nb[0]) = unary_fn(x, op, p0, p1);
+            store_elem(dst + od + i0 * d.nb[0], unary_fn(load_elem(arow, i0, sa.nb[0], at), op, p0, p1), dt);
         }
     }
 }
@@ -248,5 +287,159 @@ extern "C" __global__ void k_diag_mask_f32(char *dst, shape4 d, const char *a, s
 extern "C" __global__ void k_fill_f32(char *dst, i64 n, float value) {
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
         ((float *)dst)[i] = value;
+    }
+}
+
+// GLU function codes (ggml's enum ggml_glu_op).
+#define G_REGLU 0
+#define G_GEGLU 1
+#define G_SWIGLU 2
+#define G_SWIGLU_OAI 3
+#define G_GEGLU_ERF 4
+#define G_GEGLU_QUICK 5
+#define G_SWIGLU_CLAMP 6
+
+// glu_fn is GLU function op of the activated value x and the gate g as
+// ggml's CPU backend computes it (GEGLU through its half-precision GELU
+// table, with the cut-offs at +-10).
+static __device__ __forceinline__ float glu_fn(float x, float g, int op, float alpha, float limit) {
+    switch (op) {
+    case G_REGLU: return x > 0.0f ? x * g : 0.0f;
+    case G_GEGLU:
+        if (x <= -10.0f) {
+            return 0.0f;
+        }
+        if (x >= 10.0f) {
+            return x * g;
+        }
+        return half_round(gelu_tanh(half_round(x))) * g;
+    case G_SWIGLU: return x / (1.0f + expf(-x)) * g;
+    case G_SWIGLU_OAI:
+        x = fminf(x, limit);
+        g = fmaxf(-limit, fminf(g, limit));
+        return x / (1.0f + expf(alpha * -x)) * (g + 1.0f);
+    case G_GEGLU_ERF: return gelu_erf(x) * g;
+    case G_GEGLU_QUICK: return gelu_quick(x) * g;
+    case G_SWIGLU_CLAMP:
+        x = fminf(x, limit);
+        g = fmaxf(-limit, fminf(g, limit));
+        return x / (1.0f + expf(-x)) * g;
+    }
+    return 0.0f;
+}
+
+// dst = glu(x, g) of float type t. With b null, x and g are the two halves
+// of a's rows (g first when swapped); else x is a's row and g b's.
+extern "C" __global__ void k_glu(char *dst, shape4 d, const char *a, shape4 sa, const char *b, shape4 sb, int t,
+                                 int op, int swapped, float alpha, float limit) {
+    const i64 nc = d.ne[0];
+    ROW_LOOP(d) {
+        i64 i1, i2, i3;
+        const i64 od = row_offset(d, r, &i1, &i2, &i3);
+        const char *arow = a + i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
+        const char *grow = b ? b + i1 * sb.nb[1] + i2 * sb.nb[2] + i3 * sb.nb[3] : arow;
+        const i64 gstride = b ? sb.nb[0] : sa.nb[0];
+        i64 xoff = 0, goff = 0;
+        if (!b) {
+            xoff = swapped ? nc : 0;
+            goff = swapped ? 0 : nc;
+        }
+        COL_LOOP(i0, nc) {
+            const float x = load_elem(arow, i0 + xoff, sa.nb[0], t);
+            const float g = load_elem(grow, i0 + goff, gstride, t);
+            store_elem(dst + od + i0 * d.nb[0], glu_fn(x, g, op, alpha, limit), t);
+        }
+    }
+}
+
+// dst[:, ids[i, i2 % ids.ne1, i3 % ids.ne2], i2, i3] = a[:, i, i2, i3],
+// converted from a's float type at to dst's float type dt; ids are i32
+// (wide 0) or i64 (wide 1). The launch covers a's rows. An index outside
+// [0, dst.ne1) writes nothing and is reported in status as k_get_rows
+// does.
+extern "C" __global__ void k_set_rows(char *dst, shape4 d, int dt, const char *a, shape4 sa, int at,
+                                      const char *idx, shape4 si, int wide, int *status) {
+    ROW_LOOP(sa) {
+        i64 i1, i2, i3;
+        const i64 oa = row_offset(sa, r, &i1, &i2, &i3);
+        const char *ip = idx + i1 * si.nb[0] + (i2 % si.ne[1]) * si.nb[1] + (i3 % si.ne[2]) * si.nb[2];
+        const i64 row = wide ? *(const long long *)ip : (i64) * (const int *)ip;
+        if (row < 0 || row >= d.ne[1]) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) {
+                atomicExch(&status[1], (int)row);
+                atomicExch(&status[0], 1);
+            }
+            continue;
+        }
+        char *orow = dst + row * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3];
+        COL_LOOP(i0, sa.ne[0]) {
+            store_elem(orow + i0 * d.nb[0], load_elem(a + oa, i0, sa.nb[0], at), dt);
+        }
+    }
+}
+
+// dst = a padded with lp[k] elements before and rp[k] after along each
+// dimension k (lp packed as four ints), zeros outside a (ggml_pad_ext
+// without the circular mode); float type t.
+extern "C" __global__ void k_pad(char *dst, shape4 d, const char *a, shape4 sa, int t, int lp0, int lp1, int lp2,
+                                 int lp3) {
+    ROW_LOOP(d) {
+        i64 i1, i2, i3;
+        const i64 od = row_offset(d, r, &i1, &i2, &i3);
+        const i64 j1 = i1 - lp1, j2 = i2 - lp2, j3 = i3 - lp3;
+        const bool rowin = j1 >= 0 && j1 < sa.ne[1] && j2 >= 0 && j2 < sa.ne[2] && j3 >= 0 && j3 < sa.ne[3];
+        const char *arow = a + j1 * sa.nb[1] + j2 * sa.nb[2] + j3 * sa.nb[3];
+        COL_LOOP(i0, d.ne[0]) {
+            const i64 j0 = i0 - lp0;
+            const float v = rowin && j0 >= 0 && j0 < sa.ne[0] ? load_elem(arow, j0, sa.nb[0], t) : 0.0f;
+            store_elem(dst + od + i0 * d.nb[0], v, t);
+        }
+    }
+}
+
+// im2col of input b (float type bt; [IW, IH, IC, N] when is2d, else
+// [IW, IC, N]) for a kernel of kw x kh over ic channels: row (ow, oh, n)
+// (1-d: (ow, n)) of dst (type dt) holds, at (c*kh + y)*kw + x, the input
+// at (ow*s0 + x*d0 - p0, oh*s1 + y*d1 - p1), 0 outside.
+extern "C" __global__ void k_im2col(char *dst, shape4 d, int dt, const char *b, shape4 sb, int bt, int kw, int kh,
+                                    int is2d, int s0, int s1, int p0, int p1, int d0, int d1) {
+    const i64 ih = is2d ? sb.ne[1] : 1;
+    ROW_LOOP(d) {
+        i64 ow, i2, i3;
+        const i64 od = row_offset(d, r, &ow, &i2, &i3);
+        const i64 oh = is2d ? i2 : 0, n = is2d ? i3 : i2;
+        COL_LOOP(i0, d.ne[0]) {
+            const i64 x = i0 % kw, y = (i0 / kw) % kh, c = i0 / ((i64)kw * kh);
+            const i64 iw = ow * s0 + x * d0 - p0, ihh = oh * s1 + y * d1 - p1;
+            float v = 0.0f;
+            if (iw >= 0 && iw < sb.ne[0] && ihh >= 0 && ihh < ih) {
+                const char *row = is2d ? b + ihh * sb.nb[1] + c * sb.nb[2] + n * sb.nb[3]
+                                       : b + c * sb.nb[1] + n * sb.nb[2];
+                v = load_elem(row, iw, sb.nb[0], bt);
+            }
+            store_elem(dst + od + i0 * d.nb[0], v, dt);
+        }
+    }
+}
+
+// dst[:, i1, i2] = a[:, i1, i2] + b[:, ids[i1, i2]] (f32; ids i32). A bad
+// id yields a row of NaNs and is reported in status as k_get_rows does.
+extern "C" __global__ void k_add_id_f32(char *dst, shape4 d, const char *a, shape4 sa, const char *b, shape4 sb,
+                                        const char *idx, shape4 si, int *status) {
+    ROW_LOOP(d) {
+        i64 i1, i2, i3;
+        const i64 od = row_offset(d, r, &i1, &i2, &i3);
+        const int id = *(const int *)(idx + i1 * si.nb[0] + i2 * si.nb[1]);
+        const bool ok = id >= 0 && id < sb.ne[1];
+        if (!ok && blockIdx.x == 0 && threadIdx.x == 0) {
+            atomicExch(&status[1], id);
+            atomicExch(&status[0], 1);
+        }
+        const char *arow = a + i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
+        const char *brow = b + (i64)(ok ? id : 0) * sb.nb[1];
+        COL_LOOP(i0, d.ne[0]) {
+            const float v = *(const float *)(arow + i0 * sa.nb[0]) + *(const float *)(brow + i0 * sb.nb[0]);
+            *(float *)(dst + od + i0 * d.nb[0]) = ok ? v : __int_as_float(0x7fc00000);
+        }
     }
 }

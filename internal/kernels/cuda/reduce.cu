@@ -110,9 +110,11 @@ extern "C" __global__ void k_rms_norm_back_f32(char *dst, shape4 d, const char *
 // 2 f16; row i1 of matrix (i2, i3) uses mask row i1 of mask matrix
 // (i2 % mask.ne[2], i3 % mask.ne[3]).
 // slope is 1 unless max_bias > 0 (ALiBi, heads along dimension 2).
+// With sinks (f32, one per index i2), sinks[i2] joins each row as one
+// more logit that has no output.
 extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, shape4 sa,
                                           const char *mask, shape4 sm, int mask_type, float scale,
-                                          float max_bias) {
+                                          float max_bias, const char *sinks) {
     DYN_SHARED(float, scratch);
     const i64 ne0 = sa.ne[0];
     const unsigned n_head = (unsigned)sa.ne[2];
@@ -142,6 +144,8 @@ extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, sh
             mx = fmaxf(mx, v);
         }
         mx = block_max(mx, scratch);
+        const float sink = sinks ? ((const float *)sinks)[i2] : -INFINITY;
+        mx = fmaxf(mx, sink);
         float s = 0.0f;
         for (i64 i0 = threadIdx.x; i0 < ne0; i0 += blockDim.x) {
             float v = *(const float *)(a + oa + i0 * sa.nb[0]) * scale;
@@ -155,6 +159,9 @@ extern "C" __global__ void k_soft_max_f32(char *dst, shape4 d, const char *a, sh
             s += e;
         }
         s = block_sum(s, scratch);
+        if (sinks) {
+            s += expf(sink - mx);
+        }
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
         for (i64 i0 = threadIdx.x; i0 < ne0; i0 += blockDim.x) {
             *(float *)(dst + od + i0 * d.nb[0]) *= inv;
@@ -182,5 +189,156 @@ extern "C" __global__ void k_soft_max_back_f32(char *dst, shape4 d, const char *
             const float gv = *(const float *)(dy + og + i0 * sdy.nb[0]);
             *(float *)(dst + od + i0 * d.nb[0]) = scale * yv * (gv - dot);
         }
+    }
+}
+
+// Indices that sort each row of a (f32): ascending for desc 0, descending
+// for 1, ties in index order (a stable sort). dst (i32) gets the first
+// d.ne[0] of them; with topk the first two are swapped, as ggml's CPU
+// TOP_K does. Each thread ranks its elements by counting (the rows of
+// MoE routing and sampling are short); no shared memory.
+extern "C" __global__ void k_argsort_f32(char *dst, shape4 d, const char *a, shape4 sa, int desc, int topk) {
+    const i64 n = sa.ne[0];
+    ROWS(sa) {
+        i64 i1, i2, i3;
+        const i64 oa = row_offset(sa, r, &i1, &i2, &i3);
+        const i64 od = i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3];
+        for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
+            const float v = *(const float *)(a + oa + i * sa.nb[0]);
+            i64 rank = 0;
+            for (i64 j = 0; j < n; j++) {
+                const float w = *(const float *)(a + oa + j * sa.nb[0]);
+                const bool before = desc ? w > v : w < v;
+                rank += before || (w == v && j < i);
+            }
+            if (topk && d.ne[0] > 1 && rank < 2) {
+                rank ^= 1;
+            }
+            if (rank < d.ne[0]) {
+                *(int *)(dst + od + rank * d.nb[0]) = (int)i;
+            }
+        }
+    }
+}
+
+// alibi_slope is ggml's ALiBi slope of head h of n_head for max_bias
+// (1 when max_bias is 0).
+static __device__ __forceinline__ float alibi_slope(float max_bias, unsigned h, unsigned n_head) {
+    if (max_bias <= 0.0f) {
+        return 1.0f;
+    }
+    const unsigned n_head_log2 = 1u << (unsigned)floorf(log2f((float)n_head));
+    const float m0 = powf(2.0f, -max_bias / n_head_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / n_head_log2);
+    return h < n_head_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - n_head_log2) + 1));
+}
+
+// FLASH_ATTN_EXT: for each q row (token i1, head i2, sequence i3),
+// softmax(scale * q.K^T (softcapped) + slope * mask [+ sink]) . V, the
+// result at (:, i2, i1, i3) of dst (f32). q is f32, rounded to K's type
+// kt (f32, f16 or bf16) as ggml's CPU rounds it for its dot products; V
+// is any type load_elem reads (vt), dense rows. K and V heads are shared
+// by q.ne2 / k.ne2 consecutive q heads. mask is f16 or null, sinks f32 or
+// null. scale is already divided by softcap when softcap != 0.
+//
+// One block (blockDim.x a power of two, at least 32) per q row walks the
+// keys in chunks of blockDim.x: each thread scores one key, then the
+// block updates a running maximum and sum, and each thread accumulates
+// up to 4 output elements (dv <= 4 * blockDim.x). Dynamic shared memory:
+// dk + 2 * blockDim.x floats.
+extern "C" __global__ void k_flash_attn_ext_f32(char *dst, shape4 d, const char *q, shape4 sq, const char *k,
+                                                shape4 sk, int kt, const char *v, shape4 sv, int vt,
+                                                const char *mask, shape4 sm, const char *sinks, float scale,
+                                                float max_bias, float softcap) {
+    DYN_SHARED(float, smem);
+    const i64 dk = sq.ne[0], dv = sv.ne[0], nkv = sk.ne[1];
+    float *qs = smem;
+    float *ps = smem + dk;
+    float *scratch = ps + blockDim.x;
+    const int tid = threadIdx.x;
+    ROWS(sq) {
+        i64 i1, i2, i3;
+        const i64 oq = row_offset(sq, r, &i1, &i2, &i3);
+        for (i64 i = tid; i < dk; i += blockDim.x) {
+            float x = *(const float *)(q + oq + i * sq.nb[0]);
+            if (kt == T_F16) {
+                x = __half2float(__float2half_rn(x));
+            } else if (kt == T_BF16) {
+                x = __int_as_float((int)((unsigned)f32_to_bf16(x) << 16));
+            }
+            qs[i] = x;
+        }
+        __syncthreads();
+        const float slope = alibi_slope(max_bias, (unsigned)i2, (unsigned)sq.ne[2]);
+        const i64 k2 = i2 / (sq.ne[2] / sk.ne[2]), k3 = i3 / (sq.ne[3] / sk.ne[3]);
+        const i64 v2 = i2 / (sq.ne[2] / sv.ne[2]), v3 = i3 / (sq.ne[3] / sv.ne[3]);
+        const char *kbase = k + k2 * sk.nb[2] + k3 * sk.nb[3];
+        const char *vbase = v + v2 * sv.nb[2] + v3 * sv.nb[3];
+        const char *mrow = mask ? mask + i1 * sm.nb[1] + (i2 % sm.ne[2]) * sm.nb[2] + (i3 % sm.ne[3]) * sm.nb[3]
+                                : nullptr;
+        float M = -INFINITY, S = 0.0f;
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (i64 c0 = 0; c0 < nkv; c0 += blockDim.x) {
+            const i64 ic = c0 + tid;
+            float s = -INFINITY;
+            if (ic < nkv) {
+                const float mv = mrow ? slope * f16_to_f32(mrow + ic * sm.nb[0]) : 0.0f;
+                if (mv != -INFINITY) {
+                    const char *krow = kbase + ic * sk.nb[1];
+                    float dot = 0.0f;
+                    for (i64 i = 0; i < dk; i++) {
+                        dot += qs[i] * load_elem(krow, i, sk.nb[0], kt);
+                    }
+                    s = dot * scale;
+                    if (softcap != 0.0f) {
+                        s = softcap * tanhf(s);
+                    }
+                    s += mv;
+                }
+            }
+            const float cm = block_max(s, scratch);
+            if (cm == -INFINITY) {
+                continue; // every key of the chunk is masked
+            }
+            const float nm = fmaxf(M, cm);
+            const float ms = expf(M - nm);
+            const float p = s == -INFINITY ? 0.0f : expf(s - nm);
+            ps[tid] = p;
+            S = S * ms + block_sum(p, scratch); // block_sum's barriers publish ps
+            M = nm;
+            const i64 nc = nkv - c0 < (i64)blockDim.x ? nkv - c0 : (i64)blockDim.x;
+            for (int j = 0; j < 4; j++) {
+                const i64 e = tid + (i64)j * blockDim.x;
+                if (e >= dv) {
+                    break;
+                }
+                float a = acc[j] * ms;
+                for (i64 c = 0; c < nc; c++) {
+                    if (ps[c] != 0.0f) {
+                        a += ps[c] * load_elem(vbase + (c0 + c) * sv.nb[1], e, sv.nb[0], vt);
+                    }
+                }
+                acc[j] = a;
+            }
+            __syncthreads(); // ps is rewritten by the next chunk
+        }
+        if (sinks) {
+            const float sk2 = ((const float *)sinks)[i2];
+            const float nm = fmaxf(M, sk2);
+            const float ms = expf(M - nm);
+            S = S * ms + expf(sk2 - nm);
+            for (int j = 0; j < 4; j++) {
+                acc[j] *= ms;
+            }
+        }
+        const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+        char *orow = dst + i2 * d.nb[1] + i1 * d.nb[2] + i3 * d.nb[3];
+        for (int j = 0; j < 4; j++) {
+            const i64 e = tid + (i64)j * blockDim.x;
+            if (e < dv) {
+                *(float *)(orow + e * d.nb[0]) = acc[j] * inv;
+            }
+        }
+        __syncthreads(); // qs is rewritten by the next row
     }
 }

@@ -33,7 +33,14 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
 // Kernels, defined in the .cu files compiled alongside.
 #define KERNELS(X)                                                             \
     X(k_binary_f32, (char *, shape4, const char *, shape4, const char *, shape4, int)) \
-    X(k_unary_f32, (char *, shape4, const char *, shape4, int, float, float)) \
+    X(k_unary, (char *, shape4, int, const char *, shape4, int, int, float, float)) \
+    X(k_glu, (char *, shape4, const char *, shape4, const char *, shape4, int, int, int, float, float)) \
+    X(k_set_rows, (char *, shape4, int, const char *, shape4, int, const char *, shape4, int, int *)) \
+    X(k_pad, (char *, shape4, const char *, shape4, int, int, int, int, int)) \
+    X(k_im2col, (char *, shape4, int, const char *, shape4, int, int, int, int, int, int, int, int, int, int)) \
+    X(k_add_id_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *, shape4, int *)) \
+    X(k_argsort_f32, (char *, shape4, const char *, shape4, int, int)) \
+    X(k_flash_attn_ext_f32, (char *, shape4, const char *, shape4, const char *, shape4, int, const char *, shape4, int, const char *, shape4, const char *, float, float, float)) \
     X(k_silu_back_f32, (char *, shape4, const char *, shape4, const char *, shape4)) \
     X(k_repeat, (char *, shape4, const char *, shape4, int))                  \
     X(k_concat_f32, (char *, shape4, const char *, shape4, const char *, shape4, int)) \
@@ -45,7 +52,7 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_sum_f32, (char *, const char *, shape4))                              \
     X(k_norm_f32, (char *, shape4, const char *, shape4, float, int))         \
     X(k_rms_norm_back_f32, (char *, shape4, const char *, shape4, const char *, shape4, float)) \
-    X(k_soft_max_f32, (char *, shape4, const char *, shape4, const char *, shape4, int, float, float)) \
+    X(k_soft_max_f32, (char *, shape4, const char *, shape4, const char *, shape4, int, float, float, const char *)) \
     X(k_soft_max_back_f32, (char *, shape4, const char *, shape4, const char *, shape4, float)) \
     X(k_round_act_f32, (char *, shape4, const char *, shape4, int, char *)) \
     X(k_mul_mat_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
