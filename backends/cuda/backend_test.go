@@ -586,3 +586,9 @@ func TestOpCasesRunOnCPU(t *testing.T) {
 		})
 	}
 }
+
+// TestBackendtestOps runs the shared op suite (backendtest.RunOps) on the
+// GPU with tensors in CUDA0: every case of every op the backend claims.
+func TestBackendtestOps(t *testing.T) {
+	backendtest.RunOps(t, newTestBackend(t))
+}

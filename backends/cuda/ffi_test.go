@@ -120,9 +120,10 @@ func TestDriverABI(t *testing.T) {
 			grid  [3]uint64
 			block [3]uint64
 			shmem uint64
+			src   int // offset of the source pointer
 		}{
-			{y, "k_unary_f32", [3]uint64{2, 3, 1}, [3]uint64{256, 1, 1}, 0},
-			{z, "k_soft_max_f32", [3]uint64{3, 1, 1}, [3]uint64{512, 1, 1}, 2048},
+			{y, "k_unary", [3]uint64{2, 3, 1}, [3]uint64{256, 1, 1}, 0, 80},
+			{z, "k_soft_max_f32", [3]uint64{3, 1, 1}, [3]uint64{512, 1, 1}, 2048, 72},
 		} {
 			g := runtime.NewGraph()
 			if err := g.BuildForwardExpand(tc.out); err != nil {
@@ -145,11 +146,13 @@ func TestDriverABI(t *testing.T) {
 			a := argbuf[:nargs]
 			// dst pointer, then dst's shape4: ne[0], ne[1] ... nb[0].
 			if len(a) < 156 || le.Uint64(a[0:]) != buf.Base()+tc.out.Offset || le.Uint64(a[8:]) != 300 ||
-				le.Uint64(a[16:]) != 3 || le.Uint64(a[40:]) != 4 || le.Uint64(a[72:]) != buf.Base()+x.Offset {
+				le.Uint64(a[16:]) != 3 || le.Uint64(a[40:]) != 4 || le.Uint64(a[tc.src:]) != buf.Base()+x.Offset {
 				t.Errorf("%s: packed arguments %x", tc.name, a)
 			}
-			if tc.name == "k_unary_f32" {
-				if len(a) != 156 || le.Uint32(a[144:]) != uSqr+5 || math.Float32frombits(le.Uint32(a[148:])) != 2.5 {
+			if tc.name == "k_unary" {
+				// dst type, then after the source: its type, the code, p0.
+				if len(a) != 168 || le.Uint32(a[72:]) != 0 || le.Uint32(a[152:]) != 0 || le.Uint32(a[156:]) != uSqr+5 ||
+					math.Float32frombits(le.Uint32(a[160:])) != 2.5 {
 					t.Errorf("%s: scalar arguments %x", tc.name, a[144:])
 				}
 			}

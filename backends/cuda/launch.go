@@ -74,6 +74,7 @@ var (
 	kIm2col      = kernel{"elementwise", "k_im2col", []argKind{aP, aS, aI, aP, aS, aI, aI, aI, aI, aI, aI, aI, aI, aI, aI}}
 	kAddID       = kernel{"elementwise", "k_add_id_f32", []argKind{aP, aS, aP, aS, aP, aS, aP, aS, aP}}
 	kArgsort     = kernel{"reduce", "k_argsort_f32", []argKind{aP, aS, aP, aS, aI, aI}}
+	kMulMatID    = kernel{"matmul", "k_mul_mat_id", []argKind{aP, aS, aP, aS, aI, aP, aS, aP, aS, aP}}
 	kFlashAttn   = kernel{"reduce", "k_flash_attn_ext_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aP, aS, aI, aP, aS, aP, aF, aF, aF}}
 	kSiluBack    = kernel{"elementwise", "k_silu_back_f32", []argKind{aP, aS, aP, aS, aP, aS}}
 	kRepeat      = kernel{"elementwise", "k_repeat", []argKind{aP, aS, aP, aS, aI}}
@@ -96,7 +97,7 @@ var (
 var allKernels = append([]*kernel{
 	&kBinary, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
-	&kRoundAct, &kRope, &kGlu, &kSetRows, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn,
+	&kRoundAct, &kRope, &kGlu, &kSetRows, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn, &kMulMatID,
 }, allMulMat()...)
 
 // allMulMat lists kMulMat's and kMulVec's descriptors in matRowTypes'

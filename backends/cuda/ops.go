@@ -141,6 +141,13 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			t.Ne == [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} &&
 			s1.Ne[2]*s1.Ne[3] <= 65535 && s1.Ne[1] <= 64*65535 &&
 			s1.Ne[0]%cpukernels.VecDotType(s0.Type).BlockSize() == 0 // whole blocks of rounded activations
+	case runtime.OpMulMatId:
+		ids := t.Src[2]
+		return s0 != nil && s1 != nil && ids != nil && isMatRowType(s0.Type) && s1.Type == f32 &&
+			ids.Type == runtime.TypeI32 && t.Type == f32 && s0.IsContiguousRows() && s0.Ne[3] == 1 && s1.Ne[3] == 1 &&
+			ids.Ne[2] == 1 && ids.Ne[3] == 1 && ids.Ne[1] == s1.Ne[2] && s0.Ne[0] == s1.Ne[0] && s1.Ne[1] > 0 &&
+			ids.Ne[0]%s1.Ne[1] == 0 && t.Ne == [4]int64{s0.Ne[1], ids.Ne[0], s1.Ne[2], 1} &&
+			s1.Ne[0]%cpukernels.VecDotType(s0.Type).BlockSize() == 0
 	case runtime.OpGetRows:
 		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == runtime.TypeI32 && t.Type == f32 &&
 			s0.IsContiguousRows() && t.Ne == [4]int64{s0.Ne[0], s1.Ne[0], s1.Ne[1], s1.Ne[2]} &&
@@ -480,10 +487,64 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		return b.checkStatus(s1, s0.Ne[1])
 	case runtime.OpMulMat:
 		return b.mulMat(t, dst, src[0], src[1])
+	case runtime.OpMulMatId:
+		return b.mulMatID(t, dst, src[0], src[1], src[2])
 	case runtime.OpRope, runtime.OpRopeBack:
 		return b.rope(t, dst, src[0], src[1], src[2])
 	}
 	return fmt.Errorf("op %s: %w", t.Op, runtime.ErrUnsupported)
+}
+
+// roundActivations rounds the f32 activations s1 (at pb) of MUL_MAT or
+// MUL_MAT_ID node t to actRounding(t)'s type into the activation
+// scratch, returning where they are and their dense layout, and q8_1's
+// block sums (0 for other types); s1 itself when t rounds to f32.
+func (b *Backend) roundActivations(t, s1 *runtime.Tensor, pb uint64) (uint64, [runtime.MaxDims]int64, [runtime.MaxDims]uint64, uint64, error) {
+	bNe, bNb := s1.Ne, s1.Nb
+	var bsum uint64
+	if vt := actRounding(t); vt != f32 {
+		if s1.Ne[0]%vt.BlockSize() != 0 {
+			return 0, bNe, bNb, 0, fmt.Errorf("%s: rows of %d activations are not whole %s blocks: %w", t.Op, s1.Ne[0], vt, runtime.ErrUnsupported)
+		}
+		n := uint64(s1.Nelements()) * 4
+		var sums uint64 // q8_1's block sums, after the rounded values
+		if vt == runtime.TypeQ8_1 {
+			sums = n / 32
+		}
+		q, err := b.quantScratch(n + sums)
+		if err != nil {
+			return 0, bNe, bNb, 0, err
+		}
+		if sums != 0 {
+			sums = q + n
+		}
+		bNb = [runtime.MaxDims]uint64{4, 4 * uint64(bNe[0])}
+		bNb[2] = bNb[1] * uint64(bNe[1])
+		bNb[3] = bNb[2] * uint64(bNe[2])
+		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1).i32(int32(vt)).ptr(sums)
+		units := s1.Nelements() / vt.BlockSize()
+		if err := b.launch(&kRoundAct, dim3{clampGrid(ceilDiv(units, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, qa); err != nil {
+			return 0, bNe, bNb, 0, err
+		}
+		pb, bsum = q, sums
+	}
+	return pb, bNe, bNb, bsum, nil
+}
+
+// mulMatID launches MUL_MAT_ID node t after rounding its activations.
+func (b *Backend) mulMatID(t *runtime.Tensor, dst, pa, pb, pids uint64) error {
+	as, s1, ids := t.Src[0], t.Src[1], t.Src[2]
+	pb, bNe, bNb, _, err := b.roundActivations(t, s1, pb)
+	if err != nil {
+		return err
+	}
+	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(as).i32(int32(as.Type)).ptr(pb).layout(bNe, bNb).
+		ptr(pids).shape(ids).ptr(b.status)
+	g, bl := rowsGrid(t.Ne[0], t.Ne[1]*t.Ne[2])
+	if err := b.launch(&kMulMatID, g, bl, 0, a); err != nil {
+		return err
+	}
+	return b.checkStatus(ids, as.Ne[2])
 }
 
 // actRounding returns the type ggml's CPU backend rounds MUL_MAT node
@@ -498,33 +559,9 @@ func actRounding(t *runtime.Tensor) runtime.Type {
 
 func (b *Backend) mulMat(t *runtime.Tensor, dst, pa, pb uint64) error {
 	s0, s1 := t.Src[0], t.Src[1]
-	bNe, bNb := s1.Ne, s1.Nb
-	var bsum uint64
-	if vt := actRounding(t); vt != f32 {
-		if s1.Ne[0]%vt.BlockSize() != 0 {
-			return fmt.Errorf("mul_mat: rows of %d activations are not whole %s blocks: %w", s1.Ne[0], vt, runtime.ErrUnsupported)
-		}
-		n := uint64(s1.Nelements()) * 4
-		var sums uint64 // q8_1's block sums, after the rounded values
-		if vt == runtime.TypeQ8_1 {
-			sums = n / 32
-		}
-		q, err := b.quantScratch(n + sums)
-		if err != nil {
-			return err
-		}
-		if sums != 0 {
-			sums = q + n
-		}
-		bNb = [runtime.MaxDims]uint64{4, 4 * uint64(bNe[0])}
-		bNb[2] = bNb[1] * uint64(bNe[1])
-		bNb[3] = bNb[2] * uint64(bNe[2])
-		qa := (&args{}).ptr(q).layout(bNe, bNb).ptr(pb).shape(s1).i32(int32(vt)).ptr(sums)
-		units := s1.Nelements() / vt.BlockSize()
-		if err := b.launch(&kRoundAct, dim3{clampGrid(ceilDiv(units, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, qa); err != nil {
-			return err
-		}
-		pb, bsum = q, sums
+	pb, bNe, bNb, bsum, err := b.roundActivations(t, s1, pb)
+	if err != nil {
+		return err
 	}
 	a := (&args{}).ptr(dst).shape(t).ptr(pa).shape(s0).ptr(pb).layout(bNe, bNb).ptr(bsum)
 	batches := s1.Ne[2] * s1.Ne[3]

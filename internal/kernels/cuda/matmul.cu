@@ -276,3 +276,34 @@ MUL_MAT_TYPE(q3_k, T_Q3_K)
 MUL_MAT_TYPE(q4_k, T_Q4_K)
 MUL_MAT_TYPE(q5_k, T_Q5_K)
 MUL_MAT_TYPE(q6_k, T_Q6_K)
+
+// MUL_MAT_ID: dst[i0, slot, tok] = row i0 of expert ids[slot, tok]'s
+// matrix of as (type at, dense rows) . row (slot % b.ne1, tok) of b (f32,
+// already rounded to at's vec_dot type by k_round_act_f32). One thread per
+// result element (a first, plain version: the rows of each expert are
+// read once per token). A bad id yields NaNs and is reported in status as
+// k_get_rows does.
+extern "C" __global__ void k_mul_mat_id(char *dst, shape4 d, const char *as, shape4 sas, int at, const char *b,
+                                        shape4 sb, const char *ids, shape4 si, int *status) {
+    for (i64 r = blockIdx.y; r < d.ne[1] * d.ne[2]; r += gridDim.y) {
+        const i64 slot = r % d.ne[1], tok = r / d.ne[1];
+        const int e = *(const int *)(ids + slot * si.nb[0] + tok * si.nb[1]);
+        const bool ok = e >= 0 && e < sas.ne[2];
+        if (!ok && blockIdx.x == 0 && threadIdx.x == 0) {
+            atomicExch(&status[1], e);
+            atomicExch(&status[0], 1);
+        }
+        const char *brow = b + (slot % sb.ne[1]) * sb.nb[1] + tok * sb.nb[2];
+        for (i64 i0 = (i64)blockIdx.x * blockDim.x + threadIdx.x; i0 < d.ne[0]; i0 += (i64)gridDim.x * blockDim.x) {
+            float s = __int_as_float(0x7fc00000);
+            if (ok) {
+                const char *arow = as + i0 * sas.nb[1] + (i64)e * sas.nb[2];
+                s = 0.0f;
+                for (i64 k = 0; k < sas.ne[0]; k++) {
+                    s += load_elem(arow, k, sas.nb[0], at) * *(const float *)(brow + k * sb.nb[0]);
+                }
+            }
+            *(float *)(dst + i0 * d.nb[0] + slot * d.nb[1] + tok * d.nb[2]) = s;
+        }
+    }
+}

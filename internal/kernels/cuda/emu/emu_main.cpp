@@ -54,6 +54,7 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_rms_norm_back_f32, (char *, shape4, const char *, shape4, const char *, shape4, float)) \
     X(k_soft_max_f32, (char *, shape4, const char *, shape4, const char *, shape4, int, float, float, const char *)) \
     X(k_soft_max_back_f32, (char *, shape4, const char *, shape4, const char *, shape4, float)) \
+    X(k_mul_mat_id, (char *, shape4, const char *, shape4, int, const char *, shape4, const char *, shape4, int *)) \
     X(k_round_act_f32, (char *, shape4, const char *, shape4, int, char *)) \
     X(k_mul_mat_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
     X(k_mul_mat_vec_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
