@@ -1,16 +1,3 @@
-// Package cuda is gogml's CUDA backend. It loads the NVIDIA driver
-// (libcuda.so.1) at run time through purego, so the same binary builds
-// without cgo or the CUDA SDK and runs on machines without a GPU, where New
-// returns an error matching ErrNoDriver or ErrNoDevice.
-//
-// Memory: CUDA<n> device buffers (addresses are uint64 device pointers,
-// never Go pointers) and CUDA_Host pinned host buffers. Kernels: the PTX
-// embedded by package internal/kernels/cuda, loaded with cuModuleLoadDataEx and
-// launched in graph order on one stream per backend.
-//
-// Threading: every driver call runs on a locked OS thread with the
-// device's primary context made current first, so any goroutine may call
-// any method. A Backend serialises its own calls.
 package cuda
 
 import (
