@@ -25,7 +25,9 @@ func TestSupportsOpRefuses(t *testing.T) {
 		{"pad_circular", false, func(c *runtime.Context) *runtime.Tensor {
 			return c.PadExtCircular(c.NewTensor(F32, 7, 5), 1, 1, 0, 0, 0, 0, 0, 0)
 		}},
-		{"pad", true, func(c *runtime.Context) *runtime.Tensor { return c.PadExt(c.NewTensor(F32, 7, 5), 1, 1, 0, 2, 0, 0, 0, 0) }},
+		{"pad", true, func(c *runtime.Context) *runtime.Tensor {
+			return c.PadExt(c.NewTensor(F32, 7, 5), 1, 1, 0, 2, 0, 0, 0, 0)
+		}},
 		{"set_rows_q8_0", false, func(c *runtime.Context) *runtime.Tensor {
 			return c.SetRows(c.NewTensor(runtime.TypeQ8_0, 64, 8), c.NewTensor(F32, 64, 2), c.NewTensor(runtime.TypeI32, 2))
 		}},
