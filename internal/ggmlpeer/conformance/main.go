@@ -199,8 +199,14 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 	}
 	began := time.Now()
 	for i, op := range ops {
+		filters := []string{o.params}
+		if o.params == "" {
+			if c := chunksOf(op); c != nil {
+				filters = c
+			}
+		}
 		if logDir != "" && o.reuse {
-			if r, note, ok := reuseLog(logDir, op); ok {
+			if r, note, ok := reuseLog(logDir, op, len(filters)); ok {
 				col.results[op], col.notes[op] = r, note
 				b, err := os.ReadFile(filepath.Join(logDir, ".built"))
 				if err != nil {
@@ -215,46 +221,32 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			col.notes[op] = "not run: the time budget (-budget) was spent"
 			continue
 		}
-		if srv != nil && !srv.Alive() {
-			col.notes[op] = "server restarted before this op"
-		}
-		if err := ensure(); err != nil {
-			return col, err
-		}
 		start := time.Now()
-		octx, cancel := context.WithTimeout(ctx, o.timeout)
-		var extra []string
-		if o.params != "" {
-			extra = []string{"-p", o.params}
-		}
-		run, err := peer.BackendOps(octx, srv.Endpoint, "RPC0", op, extra...)
-		timedOut := octx.Err() != nil
-		cancel()
-		if run != nil && logDir != "" {
-			_ = os.WriteFile(filepath.Join(logDir, op+".out"), run.Stdout, 0o644)
-			_ = os.WriteFile(filepath.Join(logDir, op+".err"), run.Stderr, 0o644)
-			_ = os.WriteFile(filepath.Join(logDir, "server.log"), []byte(srv.Log()), 0o644)
-		}
-		r := &ggmlpeer.OpResult{Op: op}
-		note := col.notes[op]
-		switch {
-		case run != nil && run.Report != nil:
-			if rr := run.Report.Ops[op]; rr != nil {
-				r = rr
+		parts := make([]*ggmlpeer.OpResult, 0, len(filters))
+		note := ""
+		for c, filter := range filters {
+			if srv != nil && !srv.Alive() {
+				note = join(note, "server restarted before this op")
 			}
-			if run.Report.Truncated && r.Unfinished == "" {
-				r.Unfinished = fmt.Sprintf("the case after the %d that finished", r.Total())
+			if err := ensure(); err != nil {
+				return col, err
 			}
-		case err != nil && !errors.Is(err, ggmlpeer.ErrNoDevice):
-			return col, err
+			stem := op
+			if len(filters) > 1 {
+				stem = fmt.Sprintf("%s.c%d", op, c+1)
+			}
+			r, n, err := runOp(ctx, peer, srv, o.timeout, op, filter, logDir, stem)
+			if err != nil {
+				return col, err
+			}
+			if len(filters) > 1 && n != "" {
+				n = "chunk " + filter + ": " + n
+			}
+			parts, note = append(parts, r), join(note, n)
 		}
-		if timedOut {
-			note = join(note, fmt.Sprintf("timed out after %v", o.timeout))
-		} else if run != nil && run.Err != nil && r.Unfinished != "" {
-			note = join(note, "test-backend-ops died ("+firstLine(run.Err.Error())+")")
-		}
-		if !srv.Alive() {
-			note = join(note, "gogml rpc-server exited: "+lastLines(srv.Log(), 3))
+		r := mergeResults(op, parts)
+		if len(filters) > 1 {
+			note = join(chunkNote(filters), note)
 		}
 		if r.Total() == 0 && r.Unfinished == "" && note == "" {
 			note = "no cases"
@@ -301,17 +293,131 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 }
 
 // reuseLog parses a finished run's log (one with a .note file, written
-// after the run).
-func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
+// after the run). An op run in chunks (chunks > 1) has one log per chunk,
+// OP.cN.out, merged here as the run merged them.
+func reuseLog(dir, op string, chunks int) (*ggmlpeer.OpResult, string, bool) {
 	note, err := os.ReadFile(filepath.Join(dir, op+".note"))
 	if err != nil {
 		return nil, "", false
 	}
-	out, err := os.ReadFile(filepath.Join(dir, op+".out"))
-	if err != nil {
-		return nil, "", false
+	stems := []string{op}
+	if chunks > 1 {
+		if _, err := os.Stat(filepath.Join(dir, op+".c1.out")); err == nil {
+			stems = stems[:0]
+			for c := 1; c <= chunks; c++ {
+				stems = append(stems, fmt.Sprintf("%s.c%d", op, c))
+			}
+		}
 	}
-	return opResult(out, op), strings.TrimSpace(string(note)), true
+	parts := make([]*ggmlpeer.OpResult, 0, len(stems))
+	for _, stem := range stems {
+		out, err := os.ReadFile(filepath.Join(dir, stem+".out"))
+		if err != nil {
+			return nil, "", false
+		}
+		parts = append(parts, opResult(out, op))
+	}
+	return mergeResults(op, parts), strings.TrimSpace(string(note)), true
+}
+
+// runOp runs test-backend-ops for op (its cases matching filter, all when
+// filter is empty) against srv under limit, and keeps the output under
+// logDir as stem.out, stem.err (and the server's log).
+func runOp(ctx context.Context, peer *ggmlpeer.Peer, srv *ggmlpeer.Server, limit time.Duration, op, filter, logDir, stem string) (*ggmlpeer.OpResult, string, error) {
+	octx, cancel := context.WithTimeout(ctx, limit)
+	var extra []string
+	if filter != "" {
+		extra = []string{"-p", filter}
+	}
+	run, err := peer.BackendOps(octx, srv.Endpoint, "RPC0", op, extra...)
+	timedOut := octx.Err() != nil
+	cancel()
+	if run != nil && logDir != "" {
+		_ = os.WriteFile(filepath.Join(logDir, stem+".out"), run.Stdout, 0o644)
+		_ = os.WriteFile(filepath.Join(logDir, stem+".err"), run.Stderr, 0o644)
+		_ = os.WriteFile(filepath.Join(logDir, "server.log"), []byte(srv.Log()), 0o644)
+	}
+	r := &ggmlpeer.OpResult{Op: op}
+	note := ""
+	switch {
+	case run != nil && run.Report != nil:
+		if rr := run.Report.Ops[op]; rr != nil {
+			r = rr
+		}
+		if run.Report.Truncated && r.Unfinished == "" {
+			r.Unfinished = fmt.Sprintf("the case after the %d that finished", r.Total())
+		}
+	case err != nil && !errors.Is(err, ggmlpeer.ErrNoDevice):
+		return nil, "", err
+	}
+	if timedOut {
+		note = join(note, fmt.Sprintf("timed out after %v", limit))
+	} else if run != nil && run.Err != nil && r.Unfinished != "" {
+		note = join(note, "test-backend-ops died ("+firstLine(run.Err.Error())+")")
+	}
+	if !srv.Alive() {
+		note = join(note, "gogml rpc-server exited: "+lastLines(srv.Log(), 3))
+	}
+	return r, note, nil
+}
+
+// chunksOf splits the cases of the ops whose full run takes longer than
+// one time limit on a small machine (MUL_MAT alone ran past 70 minutes)
+// into test-backend-ops -p filters, one run each: by weight type, or by
+// head size for flash attention. The last filter of each list matches
+// every case the others do not, so together they cover the whole op
+// whatever cases a later test-backend-ops adds. Nil: the op runs whole.
+func chunksOf(op string) []string {
+	switch op {
+	case "MUL_MAT":
+		return partition("type_a", "f32|f16|bf16", "q4_0|q4_1|q5_0|q5_1|q8_0", "q2_K|q3_K|q4_K|q5_K|q6_K")
+	case "MUL_MAT_ID":
+		return partition("type_a", "f32|f16|bf16")
+	case "FLASH_ATTN_EXT":
+		return partition("hsk", "64", "72|80|96", "40|128|192", "256|320|512|576")
+	}
+	return nil
+}
+
+// partition returns one filter per group of values of the case parameter
+// key ("key=(a|b),"), then one for every other value (a negative
+// lookahead over all the groups; test-backend-ops' -p is an ECMAScript
+// std::regex search).
+func partition(key string, groups ...string) []string {
+	out := make([]string, 0, len(groups)+1)
+	for _, g := range groups {
+		out = append(out, key+"=("+g+"),")
+	}
+	return append(out, key+"=(?!("+strings.Join(groups, "|")+"),)")
+}
+
+// chunkNote says how an op's run was split.
+func chunkNote(filters []string) string {
+	return fmt.Sprintf("run in %d chunks of its cases, each under the time limit (-p %s)", len(filters), strings.Join(filters, " ; "))
+}
+
+// mergeResults adds up the chunks' counts of one op; the first unfinished
+// chunk names the op's unfinished case.
+func mergeResults(op string, parts []*ggmlpeer.OpResult) *ggmlpeer.OpResult {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	m := &ggmlpeer.OpResult{Op: op}
+	for _, p := range parts {
+		m.Passed += p.Passed
+		m.Failed += p.Failed
+		m.NotSupported += p.NotSupported
+		m.Skipped += p.Skipped
+		m.RefNotSupported += p.RefNotSupported
+		m.Failures = append(m.Failures, p.Failures...)
+		if m.Unfinished == "" {
+			m.Unfinished = p.Unfinished
+		}
+	}
+	if len(m.Failures) > 20 {
+		m.Failures = m.Failures[:20]
+	}
+	return m
 }
 
 // opResult parses one op's test-backend-ops output.
