@@ -3,15 +3,19 @@ package gallocr
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/gogml/gogml/runtime"
 )
 
 // TestSteadyStateAllocs counts the heap allocations of the planner's
 // paths (in a Go program they are what the garbage collector's work, and
 // so the timing tail of make bench-planner-vs-ggml, grows with): a reserve
 // on an allocator whose buffers are large enough and an alloc graph on a
-// reserved allocator allocate nothing; a new allocator's reserve, alloc
-// graph and free allocate only the allocator, its copy of the buffer
-// list, and per buffer type its buffer and the list holding it.
+// reserved allocator allocate nothing, also for a new graph over the same
+// tensors (ggml's graph built anew per token); a new allocator's reserve,
+// alloc graph and free allocate only the allocator, its copy of the
+// buffer list, and per buffer type its buffer and the list holding it,
+// also when the graph is new (its numbering comes from pooled memory).
 func TestSteadyStateAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector drops sync.Pool items at random")
@@ -60,7 +64,60 @@ func TestSteadyStateAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(50, warm); n != 0 {
 				t.Errorf("alloc graph on a reserved allocator: %v allocations, want 0", n)
 			}
+			// New graphs over the same tensors, built before: AllocsPerRun
+			// runs its function once more than it counts.
+			const runs = 20
+			graphs := make([]*runtime.Graph, 0, 3*(runs+1))
+			for range cap(graphs) {
+				ng, err := runtime.NewGraphFrom(g.Leafs(), g.Nodes())
+				if err != nil {
+					t.Fatal(err)
+				}
+				graphs = append(graphs, ng)
+			}
+			next := func() *runtime.Graph {
+				ng := graphs[len(graphs)-1]
+				graphs = graphs[:len(graphs)-1]
+				return ng
+			}
+			if n := testing.AllocsPerRun(runs, func() {
+				clearPlaces(ix)
+				if err := a.AllocGraph(next()); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 0 {
+				t.Errorf("alloc graph of a new graph on a reserved allocator: %v allocations, want 0", n)
+			}
+			if n := testing.AllocsPerRun(runs, func() {
+				if err := a.ReserveN(next(), f.NodeBufferIDs, f.LeafBufferIDs); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 0 {
+				t.Errorf("reserve of a new graph on a reserved allocator: %v allocations, want 0", n)
+			}
 			a.Free()
+			for _, tn := range ix.Tensors {
+				if tn.Buffer != nil && !tn.Preallocated && a.isRetired(tn.Buffer) {
+					t.Fatalf("tensor %q keeps its place in a freed buffer", tn.Name)
+				}
+			}
+			freshGraph := func() {
+				ng := next()
+				b, err := NewN(bufts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := b.ReserveN(ng, f.NodeBufferIDs, f.LeafBufferIDs); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.AllocGraph(ng); err != nil {
+					t.Fatal(err)
+				}
+				b.Free()
+			}
+			if n := testing.AllocsPerRun(runs, freshGraph); n > own+buffers {
+				t.Errorf("new allocator, reserve, alloc graph, free of a new graph: %v allocations, want at most %v", n, own+buffers)
+			}
 			fresh := func() {
 				b, err := NewN(bufts)
 				if err != nil {

@@ -49,9 +49,8 @@ type Allocator struct {
 	retiredFirst [4]runtime.Buffer
 	oneIndex     [2]int
 	strategy     Strategy
-	// lastIndex is the index of the graph last allocated; Free unbinds its
-	// tensors.
-	lastIndex *runtime.GraphIndex
+	// lastGraph is the graph last allocated; Free unbinds its tensors.
+	lastGraph *runtime.Graph
 
 	plan *Plan // the last successful reserve; nil before one or after an error
 	// planMem holds plan's arrays, reused once plan is replaced or freed.
@@ -111,6 +110,8 @@ func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
 type allocMem struct {
 	dyns    []*Dyn
 	buffers [][]runtime.Buffer
+	// index numbers, at Free, a last graph other than the plan's.
+	index runtime.IndexBuffer
 }
 
 var allocMemPool = sync.Pool{New: func() any { return new(allocMem) }}
@@ -192,10 +193,20 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 		a.takeMem() // freed before
 	}
 	mem := planMemPool.Get().(*planMemory)
+	// Reserving the graph of the last plan again: its numbering moves to
+	// the new plan's memory (and back if planning fails) rather than
+	// being computed again.
+	again := a.planMem != nil && a.plan.Index.Numbers(g)
+	if again {
+		mem.index, a.planMem.index = a.planMem.index, mem.index
+	}
 	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
 	}, mem)
 	if err != nil {
+		if again {
+			mem.index, a.planMem.index = a.planMem.index, mem.index
+		}
 		planMemPool.Put(mem)
 		return fmt.Errorf("gallocr: reserve: %w", err)
 	}
@@ -289,19 +300,29 @@ func (a *Allocator) freeAll() {
 // them anew; tensors of graphs allocated before still name the freed
 // buffers until they are allocated again. The allocator can reserve again.
 func (a *Allocator) Free() {
-	for k, ix := range []*runtime.GraphIndex{a.lastIndex, a.planIndex()} {
-		if ix == nil || k == 1 && ix == a.lastIndex {
-			continue // none, or the graph just unbound
-		}
-		for _, t := range ix.Tensors {
-			if t.Buffer != nil && !t.Preallocated && a.ours(t.Buffer) {
-				t.Buffer, t.Offset = nil, 0
-			}
+	pix := a.planIndex()
+	if g := a.lastGraph; g != nil && !pix.Numbers(g) {
+		if a.mem != nil {
+			a.unbind(a.mem.index.Index(g))
+		} else {
+			a.unbind(g.Index())
 		}
 	}
-	a.lastIndex = nil
+	if pix != nil {
+		a.unbind(pix)
+	}
+	a.lastGraph = nil
 	a.freeAll()
 	a.putMem()
+}
+
+// unbind takes their place from the tensors of ix that lie in a's buffers.
+func (a *Allocator) unbind(ix *runtime.GraphIndex) {
+	for _, t := range ix.Tensors {
+		if t.Buffer != nil && !t.Preallocated && a.ours(t.Buffer) {
+			t.Buffer, t.Offset = nil, 0
+		}
+	}
 }
 
 func (a *Allocator) planIndex() *runtime.GraphIndex {
@@ -312,10 +333,11 @@ func (a *Allocator) planIndex() *runtime.GraphIndex {
 }
 
 // Plan returns the plan of the last successful reserve (nil before). The
-// plan, the value and its arrays (placements, blocks, members), is the
-// allocator's: it stays valid until its next successful reserve or Free,
-// which reuse it, so a caller that keeps a plan across them keeps a copy;
-// PlanGraph returns plans of their own.
+// plan, the value and its arrays (placements, blocks, members, and the
+// graph's numbering, Index, unless the graph keeps its own from
+// runtime.Graph.Index), is the allocator's: it stays valid until its next
+// successful reserve or Free, which reuse it, so a caller that keeps a
+// plan across them keeps a copy; PlanGraph returns plans of their own.
 func (a *Allocator) Plan() *Plan { return a.plan }
 
 // Buffers returns the backend buffers of buffer-list entry i, one per chunk.
@@ -375,7 +397,7 @@ func (a *Allocator) NeedsRealloc(g *runtime.Graph) bool {
 		return true
 	}
 	rix := a.plan.Index
-	if g.Index() == rix {
+	if rix.Numbers(g) {
 		// The graph the plan was made for: check each tensor once.
 		for id, t := range rix.Tensors {
 			if !a.allocSizeOK(t, a.plan.Placements[id]) {
@@ -419,8 +441,8 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 		}
 	}
 	rix := a.plan.Index
-	same := g.Index() == rix
-	a.lastIndex = g.Index()
+	same := rix.Numbers(g)
+	a.lastGraph = g
 	a.deferred = a.deferred[:0]
 	for i, l := range g.Leafs() {
 		if err := a.initTensor(l, a.plan.Placements[rix.Leafs[i]]); err != nil {

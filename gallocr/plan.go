@@ -137,6 +137,9 @@ type planMemory struct {
 	chunks    [][]uint64
 	dynChunks [][]uint64
 	sizes     []uint64
+	// index holds the numbering of the planned graph (Plan.Index), unless
+	// the graph keeps its own (runtime.Graph.Index).
+	index runtime.IndexBuffer
 }
 
 var planMemPool = sync.Pool{New: func() any { return new(planMemory) }}
@@ -499,7 +502,12 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 			}
 		}
 	}
-	ix := g.Index()
+	var ix *runtime.GraphIndex
+	if pm != nil {
+		ix = pm.index.Index(g)
+	} else {
+		ix = g.Index()
+	}
 	n := len(ix.Tensors)
 	sc := scratchPool.Get().(*planScratch)
 	defer scratchPool.Put(sc)

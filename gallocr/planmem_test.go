@@ -10,8 +10,11 @@ import (
 
 // TestPlanMemoryReuse: allocators hand their plans' arrays back for reuse
 // when a reserve or Free replaces them; plans in use are never shared.
-// Two allocators over different graphs reserve, fail to reserve and free
-// in turn, and each one's plan stays equal to PlanGraph's.
+// Two allocators over different graphs reserve, reserve again, fail to
+// reserve and free in turn, each time on a new graph over the graph
+// file's tensors (numbered into the plan's memory, not kept by the
+// graph), and each one's plan, numbering included, stays equal to
+// PlanGraph's.
 func TestPlanMemoryReuse(t *testing.T) {
 	dir := conformanceDir(t)
 	var files []*runtime.GraphFile
@@ -47,7 +50,9 @@ func TestPlanMemoryReuse(t *testing.T) {
 			what      string
 			got, want any
 		}{{"placements", pl.Placements, want[k].Placements}, {"blocks", pl.Blocks, want[k].Blocks},
-			{"members", pl.Members, want[k].Members}, {"chunks", pl.Chunks, want[k].Chunks}} {
+			{"members", pl.Members, want[k].Members}, {"chunks", pl.Chunks, want[k].Chunks},
+			{"tensors", pl.Index.Tensors, want[k].Index.Tensors}, {"sources", pl.Index.SrcIDs, want[k].Index.SrcIDs},
+			{"view sources", pl.Index.ViewSrc, want[k].Index.ViewSrc}} {
 			if !reflect.DeepEqual(c.got, c.want) {
 				t.Fatalf("%s: %s of graph %d differ from PlanGraph's", step, c.what, k)
 			}
@@ -57,14 +62,23 @@ func TestPlanMemoryReuse(t *testing.T) {
 		for i, a := range allocs {
 			k := (round + i) % len(files)
 			f := files[k]
-			if err := a.ReserveN(f.Graph, f.NodeBufferIDs, f.LeafBufferIDs); err != nil {
+			g, err := runtime.NewGraphFrom(f.Graph.Leafs(), f.Graph.Nodes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.ReserveN(g, f.NodeBufferIDs, f.LeafBufferIDs); err != nil {
 				t.Fatal(err)
 			}
 			check("reserve", a, k)
+			// The same graph again: its numbering moves to the new plan.
+			if err := a.ReserveN(g, f.NodeBufferIDs, f.LeafBufferIDs); err != nil {
+				t.Fatal(err)
+			}
+			check("reserve again", a, k)
 			// A reserve that fails keeps the last plan.
 			bad := make([]int, f.Graph.NumNodes())
 			bad[0] = 99
-			if err := a.ReserveN(f.Graph, bad, nil); err == nil {
+			if err := a.ReserveN(g, bad, nil); err == nil {
 				t.Fatal("buffer id 99 accepted")
 			}
 			check("failed reserve", a, k)

@@ -16,6 +16,8 @@ type Graph struct {
 	// onPath until it is placed.
 	visited map[*Tensor]int32
 	index   *GraphIndex
+	// version counts the changes to the graph (see GraphIndex.Numbers).
+	version uint64
 }
 
 const onPath = math.MinInt32
@@ -112,6 +114,7 @@ func (g *Graph) BuildForwardExpand(t *Tensor) error {
 		return err
 	}
 	g.index = nil
+	g.version++
 	g.visited[t] = onPath
 	marked = append(marked, t)
 	stack := []frame{{t: t}}
@@ -181,41 +184,97 @@ type GraphIndex struct {
 	ViewSrc []int32
 	// InGraph marks the indexed tensors that are leafs or nodes.
 	InGraph []bool
+
+	// graph and version name the graph this numbers, as it stood.
+	graph   *Graph
+	version uint64
 }
 
 // NodeSrc returns the indices of node i's source slots up to its last one
 // in use (-1 for an empty slot).
 func (ix *GraphIndex) NodeSrc(i int) []int32 { return ix.SrcIDs[ix.SrcStart[i]:ix.SrcStart[i+1]] }
 
+// Numbers reports whether ix is the numbering of g as g stands now: made
+// from g (by Graph.Index or an IndexBuffer) and g unchanged since.
+func (ix *GraphIndex) Numbers(g *Graph) bool {
+	return ix != nil && g != nil && ix.graph == g && ix.version == g.version
+}
+
 // Index returns the graph's tensor numbering, computed once and kept until
-// the graph changes.
-//
-// Each leaf and node is first stamped with its number (Tensor.indexHint),
-// so that a source is numbered by reading its stamp and checking that the
-// indexed tensor at that number is the source itself; a stamp left by
-// another graph (or overwritten by one being indexed at the same time)
-// fails the check and the source is looked up in the graph's map instead.
-// The answers are those of the map alone.
+// the graph changes. An IndexBuffer numbers graphs without keeping the
+// numbering, into arrays it reuses.
 func (g *Graph) Index() *GraphIndex {
 	if g.index != nil {
 		return g.index
 	}
+	ix := new(GraphIndex)
+	var extra map[*Tensor]int32
+	g.number(ix, &extra)
+	g.index = ix
+	return ix
+}
+
+// IndexBuffer holds the arrays of a graph numbering for reuse, so that
+// numbering graph after graph (a graph allocator's reserve on each new
+// graph) allocates nothing once the arrays are large enough. The zero
+// value is ready to use; an IndexBuffer is not safe for concurrent use.
+type IndexBuffer struct {
+	ix GraphIndex
+	// extra maps the tensors outside the graph to their numbers (kept
+	// for its buckets).
+	extra map[*Tensor]int32
+}
+
+// Index returns g's numbering: the one g keeps if Graph.Index made it,
+// else the one in b's arrays, computed again unless b last numbered g and
+// g is unchanged since. Equal to what Graph.Index returns. A numbering in
+// b's arrays stays valid until b numbers another graph (or g changes); g
+// does not keep it.
+func (b *IndexBuffer) Index(g *Graph) *GraphIndex {
+	if g.index != nil {
+		return g.index
+	}
+	if b.ix.Numbers(g) {
+		return &b.ix
+	}
+	if b.extra != nil {
+		clear(b.extra)
+	}
+	g.number(&b.ix, &b.extra)
+	return &b.ix
+}
+
+// resize returns s with length n, reusing its array when it is large
+// enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// number computes g's numbering into ix, reusing its arrays; *extra is the
+// map (nil or empty) for the tensors outside the graph.
+//
+// Each leaf and node is first stamped with its number (Tensor.indexHint),
+// so that a source is numbered by reading its stamp and checking that the
+// indexed tensor at that number is the source itself; a stamp left by
+// another graph (or overwritten by one being numbered at the same time)
+// fails the check and the source is looked up in the graph's map instead.
+// The answers are those of the map alone.
+func (g *Graph) number(ix *GraphIndex, extra *map[*Tensor]int32) {
 	nl, nn := len(g.leafs), len(g.nodes)
 	n := nl + nn
-	// Separate tables rather than one: each stays a small allocation (at
-	// most 32 KiB, served from the allocator's per-size caches) longer
-	// than one table of everything would.
-	ix := &GraphIndex{
-		Tensors:  make([]*Tensor, n),
-		Leafs:    make([]int32, nl),
-		Nodes:    make([]int32, nn),
-		SrcStart: make([]int32, nn+1),
-	}
+	ix.graph, ix.version = g, g.version
+	ix.Tensors = resize(ix.Tensors, n)
+	ix.Leafs = resize(ix.Leafs, nl)
+	ix.Nodes = resize(ix.Nodes, nn)
+	ix.SrcStart = resize(ix.SrcStart, nn+1)
 	copy(ix.Tensors, g.leafs)
 	copy(ix.Tensors[nl:], g.nodes)
-	for i := range nl {
+	for i, l := range g.leafs {
 		ix.Leafs[i] = int32(i)
-		atomic.StoreInt32(&g.leafs[i].indexHint, int32(i))
+		atomic.StoreInt32(&l.indexHint, int32(i))
 	}
 	slots := int32(0)
 	for i, nd := range g.nodes {
@@ -228,7 +287,6 @@ func (g *Graph) Index() *GraphIndex {
 	inGraph := n
 	// Tensors outside the graph (sources or view sources that are neither
 	// leafs nor nodes) get numbers after the graph's own.
-	var extra map[*Tensor]int32
 	id := func(t *Tensor) int32 {
 		if h := atomic.LoadInt32(&t.indexHint); h >= 0 && int(h) < inGraph && ix.Tensors[h] == t {
 			return h
@@ -239,18 +297,18 @@ func (g *Graph) Index() *GraphIndex {
 			}
 			return int32(nl) + code
 		}
-		if k, ok := extra[t]; ok {
+		if k, ok := (*extra)[t]; ok {
 			return k
 		}
-		if extra == nil {
-			extra = map[*Tensor]int32{}
+		if *extra == nil {
+			*extra = map[*Tensor]int32{}
 		}
 		k := int32(len(ix.Tensors))
-		extra[t] = k
+		(*extra)[t] = k
 		ix.Tensors = append(ix.Tensors, t)
 		return k
 	}
-	ix.SrcIDs = make([]int32, slots)
+	ix.SrcIDs = resize(ix.SrcIDs, int(slots))
 	for i, nd := range g.nodes {
 		src := ix.SrcIDs[ix.SrcStart[i]:ix.SrcStart[i+1]]
 		for j := range src {
@@ -260,7 +318,7 @@ func (g *Graph) Index() *GraphIndex {
 			}
 		}
 	}
-	viewSrc := make([]int32, n)
+	viewSrc := resize(ix.ViewSrc, n)
 	for i := 0; i < len(ix.Tensors); i++ { // grows while view sources are added
 		v := int32(-1)
 		if vs := ix.Tensors[i].ViewSrc; vs != nil {
@@ -273,10 +331,8 @@ func (g *Graph) Index() *GraphIndex {
 		}
 	}
 	ix.ViewSrc = viewSrc
-	ix.InGraph = make([]bool, len(ix.Tensors))
-	for i := range inGraph {
-		ix.InGraph[i] = true
+	ix.InGraph = resize(ix.InGraph, len(ix.Tensors))
+	for i := range ix.InGraph {
+		ix.InGraph[i] = i < inGraph
 	}
-	g.index = ix
-	return ix
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -230,19 +231,29 @@ func checkIndex(t *testing.T, g *Graph, ix *GraphIndex) {
 	}
 }
 
-// TestIndexSharedTensors: graphs over the same tensors in different
-// orders, indexed in turn (each leaving its numbers on the tensors) and at
-// once from several goroutines, all number every tensor right.
-func TestIndexSharedTensors(t *testing.T) {
+// sharedTensorGraphs returns graphs over the same tensors: the whole graph
+// of a product, views of it and of its input, a source outside the other
+// graphs and a chain of `links` more nodes (each adds the last one scaled
+// and a view of it), then
+// three partial graphs: one with a node's sources in the other order, two
+// with sources outside the graph. It also returns x, w, y (the product of
+// w and x) and v (a view of y).
+func sharedTensorGraphs(t *testing.T, links int) (graphs []*Graph, x, w, y, v *Tensor) {
+	t.Helper()
 	ctx := NewContext()
-	w := ctx.NewTensor(TypeF32, 8, 8)
-	x := ctx.NewTensor(TypeF32, 8, 4)
-	y := ctx.MulMat(w, x)
-	v := ctx.View1D(y, 8, 32)
+	w = ctx.NewTensor(TypeF32, 8, 8)
+	x = ctx.NewTensor(TypeF32, 8, 4)
+	y = ctx.MulMat(w, x)
+	v = ctx.View1D(y, 8, 32)
 	z := ctx.Add(ctx.Scale(v, 2), ctx.View1D(x, 8, 0))
 	outside := ctx.NewTensor(TypeF32, 8) // a source of no graph member
 	u := ctx.Add(z, outside)
+	last := u
+	for range links {
+		last = ctx.Add(ctx.Scale(last, 0.5), ctx.View1D(last, 8, 0))
+	}
 	build := func(leafs, nodes []*Tensor) *Graph {
+		t.Helper()
 		g, err := NewGraphFrom(leafs, nodes)
 		if err != nil {
 			t.Fatal(err)
@@ -250,15 +261,22 @@ func TestIndexSharedTensors(t *testing.T) {
 		return g
 	}
 	full := NewGraph()
-	if err := full.BuildForwardExpand(u); err != nil {
+	if err := full.BuildForwardExpand(last); err != nil {
 		t.Fatal(err)
 	}
-	graphs := []*Graph{
+	return []*Graph{
 		full,
 		build([]*Tensor{x, w}, []*Tensor{y, v}), // y's sources in the other order
 		build(nil, []*Tensor{v, z}),             // sources outside the graph
 		build([]*Tensor{outside}, []*Tensor{u}), // z and its sources outside
-	}
+	}, x, w, y, v
+}
+
+// TestIndexSharedTensors: graphs over the same tensors in different
+// orders, indexed in turn (each leaving its numbers on the tensors) and at
+// once from several goroutines, all number every tensor right.
+func TestIndexSharedTensors(t *testing.T) {
+	graphs, _, _, _, _ := sharedTensorGraphs(t, 0)
 	for range 3 {
 		for _, g := range graphs {
 			g.index = nil
@@ -283,4 +301,63 @@ func TestIndexSharedTensors(t *testing.T) {
 		defer func() { checkIndex(t, c, c.Index()) }()
 	}
 	wg.Wait()
+}
+
+// TestIndexBuffer: an IndexBuffer numbering graphs of different sizes in
+// turn (with tensors outside the graph, and a graph that keeps its own
+// numbering) gives Graph.Index's numbering each time, without the graph
+// keeping it, and allocates nothing once its arrays are large enough;
+// GraphIndex.Numbers follows the graph's changes.
+func TestIndexBuffer(t *testing.T) {
+	all, x, w, y, v := sharedTensorGraphs(t, 40)
+	graphs := []*Graph{all[1], all[0], all[2], all[3]} // small, large, small
+	same := func(a, b *GraphIndex) bool {
+		return slices.Equal(a.Tensors, b.Tensors) && slices.Equal(a.Leafs, b.Leafs) && slices.Equal(a.Nodes, b.Nodes) &&
+			slices.Equal(a.SrcStart, b.SrcStart) && slices.Equal(a.SrcIDs, b.SrcIDs) && slices.Equal(a.ViewSrc, b.ViewSrc) &&
+			slices.Equal(a.InGraph, b.InGraph)
+	}
+	var b IndexBuffer
+	for range 2 {
+		for i, g := range graphs {
+			got := b.Index(g)
+			if !got.Numbers(g) || g.index != nil {
+				t.Fatalf("graph %d: Numbers %v, graph keeps a numbering: %v", i, got.Numbers(g), g.index != nil)
+			}
+			checkIndex(t, g, got)
+			want := g.Index()
+			if got == want || !same(got, want) {
+				t.Fatalf("graph %d: the buffer's numbering differs from Graph.Index's", i)
+			}
+			if b.Index(g) != want {
+				t.Fatalf("graph %d: the buffer does not return the numbering the graph keeps", i)
+			}
+			g.index = nil
+		}
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		for _, g := range graphs {
+			b.Index(g)
+		}
+	}); n != 0 {
+		t.Errorf("numbering into a grown buffer: %v allocations, want 0", n)
+	}
+	g, err := NewGraphFrom([]*Tensor{x, w}, []*Tensor{y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := b.Index(g)
+	if graphs[0].Index().Numbers(g) || !ix.Numbers(g) {
+		t.Fatal("Numbers: wrong graph")
+	}
+	if err := g.BuildForwardExpand(v); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Numbers(g) || !b.Index(g).Numbers(g) {
+		t.Fatal("Numbers: a numbering made before the graph grew still numbers it")
+	}
+	checkIndex(t, g, b.Index(g))
+	var none *GraphIndex
+	if none.Numbers(g) {
+		t.Fatal("a nil numbering numbers a graph")
+	}
 }

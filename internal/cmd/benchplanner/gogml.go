@@ -75,24 +75,37 @@ func (g *gogmlGraph) reserveAlloc(gr *runtime.Graph) (*gallocr.Allocator, error)
 	return a, nil
 }
 
-// fresh times reps repetitions of new allocator + reserve + alloc graph +
-// free, after one untimed (as the C side does). With numbering each
-// repetition plans a graph it has not seen, so the graph's tensor
-// numbering is part of the time; without, the graph keeps its numbering
-// between repetitions. The new graphs (over the same tensors) are built
-// before the batch: ggml's side builds its graph once, untimed. It also
-// returns the bytes the timed repetitions allocated, per repetition.
-func (g *gogmlGraph) fresh(reps int, numbering bool) ([]sample, float64, error) {
-	graphs := make([]*runtime.Graph, reps+1)
+// newGraphs returns n new graphs over the graph file's tensors, which no
+// allocator has numbered.
+func (g *gogmlGraph) newGraphs(n int) ([]*runtime.Graph, error) {
+	graphs := make([]*runtime.Graph, n)
 	for i := range graphs {
-		graphs[i] = g.f.Graph
-		if numbering {
-			ng, err := runtime.NewGraphFrom(g.f.Graph.Leafs(), g.f.Graph.Nodes())
-			if err != nil {
-				return nil, 0, err
-			}
-			graphs[i] = ng
+		ng, err := runtime.NewGraphFrom(g.f.Graph.Leafs(), g.f.Graph.Nodes())
+		if err != nil {
+			return nil, err
 		}
+		graphs[i] = ng
+	}
+	return graphs, nil
+}
+
+// fresh times reps repetitions of new allocator + reserve + alloc graph +
+// free, after one untimed (as the C side does). Given reps+1 new graphs
+// (newGraphs, built before the batch: ggml's side builds its graph once,
+// untimed), each repetition plans a graph it has not seen, so numbering
+// the graph's tensors is part of the time; with none, every repetition
+// plans the graph file's graph, which keeps its numbering
+// (runtime.Graph.Index). It also returns the bytes the timed repetitions
+// allocated, per repetition.
+func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph) ([]sample, float64, error) {
+	if graphs == nil {
+		graphs = make([]*runtime.Graph, reps+1)
+		for i := range graphs {
+			graphs[i] = g.f.Graph
+		}
+	}
+	if len(graphs) != reps+1 {
+		return nil, 0, fmt.Errorf("%d graphs for %d repetitions", len(graphs), reps+1)
 	}
 	clearPlaces(g.f.Graph.Index())
 	out := make([]sample, reps+1)

@@ -12,9 +12,10 @@
 //
 //   - fresh: a new allocator, reserve, alloc graph, free (ggml:
 //     ggml_gallocr_new_n, reserve_n, alloc_graph, free). gogml's time
-//     includes numbering a graph it has not seen (runtime.Graph.Index),
-//     which ggml does inside reserve with its hash set; gogml's time with
-//     the numbering kept is shown too.
+//     includes numbering a graph it has not seen (the allocator numbers
+//     it into its pooled plan memory), which ggml does inside reserve with
+//     its hash set; gogml's time on a graph that keeps its numbering
+//     (runtime.Graph.Index) is shown too.
 //   - warm: alloc graph on an allocator already reserved, every tensor
 //     placed again.
 //

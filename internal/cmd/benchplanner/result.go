@@ -154,6 +154,7 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
 	type batch struct {
 		mode int
 		run  func() ([]sample, float64, error)
+		prep func() error // untimed, before the collection
 	}
 	ggml := func(mode string) func() ([]sample, float64, error) {
 		return func() ([]sample, float64, error) {
@@ -161,25 +162,34 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
 			return s, 0, err
 		}
 	}
-	cSide := []batch{{ggmlFresh, ggml("fresh")}, {ggmlWarm, ggml("warm")}}
+	cSide := []batch{{ggmlFresh, ggml("fresh"), nil}, {ggmlWarm, ggml("warm"), nil}}
+	var graphs []*runtime.Graph
 	goSide := []batch{
-		{gogmlFreshNum, func() ([]sample, float64, error) { return r.g.fresh(r.reps, true) }},
-		{gogmlFreshKept, func() ([]sample, float64, error) { return r.g.fresh(r.reps, false) }},
-		{gogmlWarm, func() ([]sample, float64, error) { return r.g.warm(r.reps) }},
+		{gogmlFreshNum, func() ([]sample, float64, error) { return r.g.fresh(r.reps, graphs) },
+			func() (err error) { graphs, err = r.g.newGraphs(r.reps + 1); return err }},
+		{gogmlFreshKept, func() ([]sample, float64, error) { return r.g.fresh(r.reps, nil) }, nil},
+		{gogmlWarm, func() ([]sample, float64, error) { return r.g.warm(r.reps) }, nil},
 	}
 	order := append(cSide, goSide...)
 	if !ggmlFirst {
 		order = append(goSide, cSide...)
 	}
 	for _, b := range order {
+		if b.prep != nil {
+			if err := b.prep(); err != nil {
+				return err
+			}
+		}
 		// Every batch, either side's, starts with the harness's own
-		// garbage collected (the graphs built for a numbering batch, the
-		// C side's answers, earlier batches' samples), so that no batch is
-		// timed with a collection of garbage it did not make; what
-		// gogml's timed repetitions allocate is reported instead
-		// (RATIONALE.md, "benchplanner collects before each batch").
+		// garbage collected (earlier batches' graphs and samples, the C
+		// side's answers), after the graphs for a numbering batch are
+		// built, so that no batch is timed with a collection of garbage
+		// (or a heap grown by allocations) it did not make; what gogml's
+		// timed repetitions allocate is reported instead (RATIONALE.md,
+		// "benchplanner collects before each batch").
 		goruntime.GC()
 		s, bytes, err := b.run()
+		graphs = nil
 		if err != nil {
 			return err
 		}
