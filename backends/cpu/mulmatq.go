@@ -158,11 +158,27 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	if !dense {
 		sp.prepare(nth)
 	}
+	// q4_0 rows where the packed AVX-512 dots run: each quantized
+	// activation row is also packed for them (vec.PackQ8_0ForQ4), and the
+	// rows' dots read the packed copy.
+	var qp []byte
+	prow := int64(vec.Q4PackedBytes(nb))
+	if a.Type == runtime.TypeQ4_0 && vec.Q4PackedDots() {
+		if int64(cap(sp.qp)) < rows*prow {
+			sp.qp = make([]byte, rows*prow)
+		}
+		qp = sp.qp[:rows*prow]
+	}
 	quant = func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(rows, ith, nth)
 		for r := r0; r < r1; r++ {
 			if err := quantRow(t, bm, dense, sp, ith, r, qk.quant, q[r*qrow:(r+1)*qrow]); err != nil {
 				return err
+			}
+			if qp != nil {
+				if err := vec.PackQ8_0ForQ4(qp[r*prow:(r+1)*prow], q[r*qrow:(r+1)*qrow], nb); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
 			}
 		}
 		return nil
@@ -188,6 +204,15 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 			if qk.mat != nil {
 				if err := qk.mat(C[i0*ldc+j0:], int(ldc), w, stride, int(j1-j0), qb[i0*qrow:], int(qrow), int(i1-i0), nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
+				}
+				continue
+			}
+			if qp != nil {
+				pb := qp[(batch*m)*prow:]
+				for i := i0; i < i1; i++ {
+					if err := vec.DotQ4_0RowsPacked(C[i*ldc+j0:i*ldc+j1], w, stride, pb[i*prow:(i+1)*prow], nb); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
 				}
 				continue
 			}
