@@ -15,7 +15,7 @@ func TestDotQ4_0RowsPacked(t *testing.T) {
 	funcs := map[string]func(dst []float32, w []byte, stride int, yp []byte, nb int){
 		"build": dotQ4_0RowsPacked, "go": dotQ4_0RowsPackedGo,
 	}
-	for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 64, 66, 176} {
+	for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 12, 15, 20, 64, 66, 176} {
 		for _, rows := range []int{1, 3, 4, 5, 9} {
 			for _, pad := range []int{0, 5} {
 				stride := nb*Q4_0BlockSize + pad

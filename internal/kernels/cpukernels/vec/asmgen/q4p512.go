@@ -26,7 +26,8 @@ import (
 //
 // Against the pair-at-a-time kernels (qdot512.go) a row costs 14
 // instructions per 4 blocks instead of 22, and none of the activation's
-// permutes stay in the loop. A last group of 1..3 blocks runs the same
+// permutes stay in the loop (two groups a loop step, three prefetched
+// lines a row). A last group of 1..3 blocks runs the same
 // step with a masked load of its bytes (the packed activation's missing
 // blocks are zeros).
 func genQ4P512(c *build.Context) {
@@ -60,7 +61,8 @@ func q4pConsts(c *build.Context) q4pTables {
 
 // q4pDot writes dotQ4Px{rows}AVX512. Registers: rows at SI, R8, R9, R10
 // (stride DI), DX the packed activation group (Z0 low quants, Z1 high, Z2
-// lane offsets, Z3 scales), CX the count of full groups, R11 the blocks;
+// lane offsets, Z3 scales), CX the count of pairs of full groups, R11
+// the blocks;
 // Z31/Z30 the tables, Z29 the nibble mask; accumulators Z8..Z11, each
 // row's four temporaries from Z12 up.
 func q4pDot(c *build.Context, rows int, t q4pTables) {
@@ -69,7 +71,7 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 		fmt.Sprintf("dst[r] = dot of %d q4_0 weight rows (stride bytes apart) with the packed activation row y, nb ≥ 1 blocks.", rows))
 	rowReg := rowArgs(c, rows, "y", "nb")
 	c.MOVQ(reg.RCX, reg.R11)
-	c.SHRQ(operand.Imm(2), reg.RCX)
+	c.SHRQ(operand.Imm(3), reg.RCX)
 	c.VMOVDQU64(t.qs, reg.Z31)
 	c.VMOVDQU64(t.d, reg.Z30)
 	bcast32(c, 0x0f0f0f0f, reg.Z29)
@@ -78,36 +80,52 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 		c.VPXORD(a, a, a)
 	}
 	pre := fmt.Sprintf("q4px%d", rows)
-	loop, tail, done := pre+"loop", pre+"tail", pre+"done"
-	c.TESTQ(reg.RCX, reg.RCX)
-	c.JZ(lbl(tail))
+	loop, one, tail, done := pre+"loop", pre+"one", pre+"tail", pre+"done"
 	// As the pair kernels: the four-row kernel prefetches the same place
-	// in the next four rows (R12: row 4, R13: row 6), two lines a step.
+	// in the next four rows (R12: row 4, R13: row 6): the loop takes two
+	// groups (144 bytes) a step and asks for three lines of each row.
 	next4 := rows == 4
 	if next4 {
 		c.LEAQ(idx(reg.R10, 0, reg.RDI, 1), reg.R12)
 		c.LEAQ(idx(reg.R12, 0, reg.RDI, 2), reg.R13)
 	}
-	c.Label(loop)
-	if next4 {
-		for _, off := range []int{0, 64} {
+	prefetch := func(offs ...int) {
+		if !next4 {
+			return
+		}
+		for _, off := range offs {
 			c.PREFETCHT0(at(reg.R12, off))
 			c.PREFETCHT0(idx(reg.R12, off, reg.RDI, 1))
 			c.PREFETCHT0(at(reg.R13, off))
 			c.PREFETCHT0(idx(reg.R13, off, reg.RDI, 1))
 		}
 	}
-	q4pStep(c, rowReg, acc, false)
 	ptrs := rowReg
 	if next4 {
 		ptrs = append(ptrs, reg.R12, reg.R13)
 	}
-	for _, p := range ptrs {
-		c.ADDQ(operand.I32(72), p)
+	advance := func(groups int) {
+		for _, p := range ptrs {
+			c.ADDQ(operand.I32(72*groups), p)
+		}
+		c.ADDQ(operand.I32(256*groups), reg.RDX)
 	}
-	c.ADDQ(operand.I32(256), reg.RDX)
+	c.TESTQ(reg.RCX, reg.RCX)
+	c.JZ(lbl(one))
+	c.Label(loop)
+	prefetch(0, 64, 128)
+	q4pStep(c, rowReg, acc, false, 0)
+	q4pStep(c, rowReg, acc, false, 1)
+	advance(2)
 	c.DECQ(reg.RCX)
 	c.JNZ(lbl(loop))
+	// An odd full group.
+	c.Label(one)
+	c.TESTQ(operand.I32(4), reg.R11)
+	c.JZ(lbl(tail))
+	prefetch(0, 64)
+	q4pStep(c, rowReg, acc, false, 0)
+	advance(1)
 	c.Label(tail)
 	c.ANDQ(operand.I32(3), reg.R11)
 	c.JZ(lbl(done))
@@ -117,7 +135,7 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 	c.SHLQ(reg.CL, reg.RAX)
 	c.NOTQ(reg.RAX)
 	c.KMOVQ(reg.RAX, reg.K1)
-	q4pStep(c, rowReg, acc, true)
+	q4pStep(c, rowReg, acc, true, 0)
 	c.Label(done)
 	for r, a := range acc {
 		hsumStore(c, a, at(reg.RBX, 4*r), reg.Y1)
@@ -129,22 +147,23 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 var q4pTemps = [16]reg.VecPhysical{reg.Z12, reg.Z13, reg.Z14, reg.Z15, reg.Z16, reg.Z17, reg.Z18, reg.Z19,
 	reg.Z20, reg.Z21, reg.Z22, reg.Z23, reg.Z24, reg.Z25, reg.Z26, reg.Z27}
 
-// q4pStep is one step of four blocks of every row (tail: the blocks under
-// K1 only, block 3 never).
-func q4pStep(c *build.Context, rowReg []reg.GPPhysical, acc []reg.VecPhysical, tail bool) {
-	c.VMOVDQU64(at(reg.RDX, 0), reg.Z0)
-	c.VMOVDQU64(at(reg.RDX, 64), reg.Z1)
-	c.VMOVDQU64(at(reg.RDX, 128), reg.Z2)
-	c.VMOVUPS(at(reg.RDX, 192), reg.Z3)
+// q4pStep is one step of four blocks of every row, group g after the
+// pointers' (tail: the blocks under K1 only, block 3 never).
+func q4pStep(c *build.Context, rowReg []reg.GPPhysical, acc []reg.VecPhysical, tail bool, g int) {
+	w, y := 72*g, 256*g
+	c.VMOVDQU64(at(reg.RDX, y), reg.Z0)
+	c.VMOVDQU64(at(reg.RDX, y+64), reg.Z1)
+	c.VMOVDQU64(at(reg.RDX, y+128), reg.Z2)
+	c.VMOVUPS(at(reg.RDX, y+192), reg.Z3)
 	for r, p := range rowReg {
 		z := q4pTemps[4*r : 4*r+4]
 		a, b, s, i := z[0], z[1], z[2], z[3]
 		if tail {
-			c.VMOVDQU8_Z(at(p, 0), reg.K1, a)
+			c.VMOVDQU8_Z(at(p, w), reg.K1, a)
 			c.VPXORD(b, b, b)
 		} else {
-			c.VMOVDQU64(at(p, 0), a)
-			c.VMOVDQU64(at(p, 8), b)
+			c.VMOVDQU64(at(p, w), a)
+			c.VMOVDQU64(at(p, w+8), b)
 		}
 		c.VPERMW(a, reg.Z30, s)
 		c.VPERMT2B(b, reg.Z31, a)
