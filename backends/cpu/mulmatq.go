@@ -160,10 +160,19 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	}
 	// q4_0 rows where the packed AVX-512 dots run: each quantized
 	// activation row is also packed for them (vec.PackQ8_0ForQ4), and the
-	// rows' dots read the packed copy.
+	// rows' dots read the packed copy. q4_K at decode (one activation
+	// row): the row packed by vec.PackQ8_KForQ4K, for the four-weight-row
+	// kernel (same bits as unpacked).
 	var qp []byte
+	var pack func(dst, y []byte, nb int) error
 	prow := int64(vec.Q4PackedBytes(nb))
-	if a.Type == runtime.TypeQ4_0 && vec.Q4PackedDots() {
+	switch {
+	case a.Type == runtime.TypeQ4_0 && vec.Q4PackedDots():
+		pack = vec.PackQ8_0ForQ4
+	case a.Type == runtime.TypeQ4_K && vec.Q4KPackedDots() && m == 1:
+		pack, prow = vec.PackQ8_KForQ4K, qrow
+	}
+	if pack != nil {
 		if int64(cap(sp.qp)) < rows*prow {
 			sp.qp = make([]byte, rows*prow)
 		}
@@ -176,7 +185,7 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 				return err
 			}
 			if qp != nil {
-				if err := vec.PackQ8_0ForQ4(qp[r*prow:(r+1)*prow], q[r*qrow:(r+1)*qrow], nb); err != nil {
+				if err := pack(qp[r*prow:(r+1)*prow], q[r*qrow:(r+1)*qrow], nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
 				}
 			}
@@ -201,6 +210,12 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 			w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
 			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 			qb := q[(batch*m)*qrow:]
+			if qp != nil && a.Type == runtime.TypeQ4_K { // m == 1
+				if err := vec.DotQ4_KRowsPacked(C[j0:j1], w, stride, qb[:qrow], qp[batch*prow:(batch+1)*prow], nb); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
+				continue
+			}
 			if qk.mat != nil {
 				if err := qk.mat(C[i0*ldc+j0:], int(ldc), w, stride, int(j1-j0), qb[i0*qrow:], int(qrow), int(i1-i0), nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)

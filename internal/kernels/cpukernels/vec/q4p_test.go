@@ -99,29 +99,34 @@ func BenchmarkQ4Packed(b *testing.B) {
 		dst := make([]float32, n)
 		stride := nb * Q4_0BlockSize
 		for _, packed := range []bool{false, true} {
-			b.Run(fmt.Sprintf("n%d/packed=%v", n, packed), func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				cpu0 := cpuSeconds()
-				for b.Loop() {
-					if packed {
-						if err := PackQ8_0ForQ4(yp, y, nb); err != nil {
-							b.Fatal(err)
-						}
-					}
-					for r0 := 0; r0 < n; r0 += 16 {
-						var err error
-						if packed {
-							err = DotQ4_0RowsPacked(dst[r0:r0+16], w[r0*stride:], stride, yp, nb)
-						} else {
-							err = DotQ4_0Rows(dst[r0:r0+16], w[r0*stride:], stride, y, nb)
-						}
-						if err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-				b.ReportMetric((cpuSeconds()-cpu0)*1e6/float64(b.N), "cpu-µs/op")
-			})
+			var pack func() error
+			dot := func(r0 int) error { return DotQ4_0Rows(dst[r0:r0+16], w[r0*stride:], stride, y, nb) }
+			if packed {
+				pack = func() error { return PackQ8_0ForQ4(yp, y, nb) }
+				dot = func(r0 int) error { return DotQ4_0RowsPacked(dst[r0:r0+16], w[r0*stride:], stride, yp, nb) }
+			}
+			b.Run(fmt.Sprintf("n%d/packed=%v", n, packed), func(b *testing.B) { benchRows16(b, len(w), n, pack, dot) })
 		}
 	}
+}
+
+// benchRows16 runs pack (if not nil) and then dot over n weight rows of
+// wbytes bytes in all, 16 rows a call (dot's argument: the first row), as
+// the CPU backend's decode products do, and reports the CPU time per run.
+func benchRows16(b *testing.B, wbytes, n int, pack func() error, dot func(r0 int) error) {
+	b.SetBytes(int64(wbytes))
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		if pack != nil {
+			if err := pack(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for r0 := 0; r0 < n; r0 += 16 {
+			if err := dot(r0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric((cpuSeconds()-cpu0)*1e6/float64(b.N), "cpu-µs/op")
 }
