@@ -200,6 +200,9 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	stride := int(a.Nb[1])
 	dot = func(ith, nth int) error {
 		t0, t1 := cpukernels.RowRange(tiles, ith, nth)
+		if qp != nil && m == 1 {
+			return packedDecodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch)
+		}
 		for tile := t0; tile < t1; tile++ {
 			batch, rest := tile/perBatch, tile%perBatch
 			i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
@@ -210,12 +213,6 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 			w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
 			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 			qb := q[(batch*m)*qrow:]
-			if qp != nil && a.Type == runtime.TypeQ4_K { // m == 1
-				if err := vec.DotQ4_KRowsPacked(C[j0:j1], w, stride, qb[:qrow], qp[batch*prow:(batch+1)*prow], nb); err != nil {
-					return fmt.Errorf("tensor %s: %w", t, err)
-				}
-				continue
-			}
 			if qk.mat != nil {
 				if err := qk.mat(C[i0*ldc+j0:], int(ldc), w, stride, int(j1-j0), qb[i0*qrow:], int(qrow), int(i1-i0), nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
@@ -243,6 +240,41 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		dot = d
 	}
 	return quant, dot, rows
+}
+
+// packedDecodeDot is the dot phase of a decode product (one activation
+// row per batch) on packed activations qp (rows of prow bytes; q the
+// plain ones, rows of qrow bytes): a worker's tiles t0..t1 of one batch
+// are consecutive weight rows, so each batch's run is one call of the
+// packed dot (the tiles' bits: rows are grouped by four from the same
+// multiples of qTileN) rather than one per 16-row tile, which saves the
+// per-call checks and slicing (about 2,000 calls a token for the output
+// layer alone).
+func packedDecodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int, t0, t1, perBatch int64) error {
+	a, b := t.Src[0], t.Src[1]
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	n, stride := a.Ne[1], int(a.Nb[1])
+	for tile := t0; tile < t1; {
+		batch := tile / perBatch
+		end := min(t1, (batch+1)*perBatch)
+		j0 := (tile - batch*perBatch) * qTileN
+		j1 := min((end-batch*perBatch)*qTileN, n)
+		i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
+		w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
+		C := floats(dm, off3(t.Nb, 0, i2, i3), n)[j0:j1]
+		yp := qp[batch*prow : (batch+1)*prow]
+		var err error
+		if a.Type == runtime.TypeQ4_K {
+			err = vec.DotQ4_KRowsPacked(C, w, stride, q[batch*qrow:(batch+1)*qrow], yp, nb)
+		} else {
+			err = vec.DotQ4_0RowsPacked(C, w, stride, yp, nb)
+		}
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		tile = end
+	}
+	return nil
 }
 
 // quantRow quantizes activation row r (counted over dims 1..3) of MUL_MAT
