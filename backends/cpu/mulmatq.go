@@ -200,8 +200,8 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	stride := int(a.Nb[1])
 	dot = func(ith, nth int) error {
 		t0, t1 := cpukernels.RowRange(tiles, ith, nth)
-		if qp != nil && m == 1 {
-			return packedDecodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch)
+		if m == 1 {
+			return decodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch, qk)
 		}
 		for tile := t0; tile < t1; tile++ {
 			batch, rest := tile/perBatch, tile%perBatch
@@ -242,15 +242,15 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	return quant, dot, rows
 }
 
-// packedDecodeDot is the dot phase of a decode product (one activation
-// row per batch) on packed activations qp (rows of prow bytes; q the
-// plain ones, rows of qrow bytes): a worker's tiles t0..t1 of one batch
-// are consecutive weight rows, so each batch's run is one call of the
-// packed dot (the tiles' bits: rows are grouped by four from the same
-// multiples of qTileN) rather than one per 16-row tile, which saves the
-// per-call checks and slicing (about 2,000 calls a token for the output
-// layer alone).
-func packedDecodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int, t0, t1, perBatch int64) error {
+// decodeDot is the dot phase of a decode product (one activation row per
+// batch; q the quantized rows of qrow bytes, qp, if not nil, the same
+// packed in rows of prow bytes): a worker's tiles t0..t1 of one batch are
+// consecutive weight rows, so each batch's run is one call of the row dot
+// rather than one per 16-row tile, which saves the per-call checks and
+// slicing (about 2,000 calls a token for the output layer alone). The
+// bits are the tiles': every call starts at a multiple of qTileN, so the
+// kernels group the rows by four as before.
+func decodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int, t0, t1, perBatch int64, qk qKernel) error {
 	a, b := t.Src[0], t.Src[1]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	n, stride := a.Ne[1], int(a.Nb[1])
@@ -262,12 +262,17 @@ func packedDecodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, 
 		i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
 		w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
 		C := floats(dm, off3(t.Nb, 0, i2, i3), n)[j0:j1]
-		yp := qp[batch*prow : (batch+1)*prow]
+		y := q[batch*qrow : (batch+1)*qrow]
 		var err error
-		if a.Type == runtime.TypeQ4_K {
-			err = vec.DotQ4_KRowsPacked(C, w, stride, q[batch*qrow:(batch+1)*qrow], yp, nb)
-		} else {
-			err = vec.DotQ4_0RowsPacked(C, w, stride, yp, nb)
+		switch {
+		case qp != nil && a.Type == runtime.TypeQ4_K:
+			err = vec.DotQ4_KRowsPacked(C, w, stride, y, qp[batch*prow:(batch+1)*prow], nb)
+		case qp != nil:
+			err = vec.DotQ4_0RowsPacked(C, w, stride, qp[batch*prow:(batch+1)*prow], nb)
+		case qk.mat != nil:
+			err = qk.mat(C, len(C), w, stride, len(C), y, int(qrow), 1, nb)
+		default:
+			err = qk.dot(C, w, stride, y, nb)
 		}
 		if err != nil {
 			return fmt.Errorf("tensor %s: %w", t, err)
