@@ -21,6 +21,7 @@ import (
 type scratchPool struct {
 	bufs [][]float32
 	q    []byte // quantized activations of a MUL_MAT, shared by its workers
+	qp   []byte // those rows packed for the q4_0 dots (vec.PackQ8_0ForQ4), shared
 	// qg: those activations packed for the quantized GEMM tile (shared);
 	// panels: each worker's packed weight panel (mulmatqgemm.go).
 	qg     []byte

@@ -158,11 +158,36 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	if !dense {
 		sp.prepare(nth)
 	}
+	// q4_0 rows where the packed AVX-512 dots run: each quantized
+	// activation row is also packed for them (vec.PackQ8_0ForQ4), and the
+	// rows' dots read the packed copy. q4_K at decode (one activation
+	// row): the row packed by vec.PackQ8_KForQ4K, for the four-weight-row
+	// kernel (same bits as unpacked).
+	var qp []byte
+	var pack func(dst, y []byte, nb int) error
+	prow := int64(vec.Q4PackedBytes(nb))
+	switch {
+	case a.Type == runtime.TypeQ4_0 && vec.Q4PackedDots():
+		pack = vec.PackQ8_0ForQ4
+	case a.Type == runtime.TypeQ4_K && vec.Q4KPackedDots() && m == 1:
+		pack, prow = vec.PackQ8_KForQ4K, qrow
+	}
+	if pack != nil {
+		if int64(cap(sp.qp)) < rows*prow {
+			sp.qp = make([]byte, rows*prow)
+		}
+		qp = sp.qp[:rows*prow]
+	}
 	quant = func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(rows, ith, nth)
 		for r := r0; r < r1; r++ {
 			if err := quantRow(t, bm, dense, sp, ith, r, qk.quant, q[r*qrow:(r+1)*qrow]); err != nil {
 				return err
+			}
+			if qp != nil {
+				if err := pack(qp[r*prow:(r+1)*prow], q[r*qrow:(r+1)*qrow], nb); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
 			}
 		}
 		return nil
@@ -175,6 +200,9 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	stride := int(a.Nb[1])
 	dot = func(ith, nth int) error {
 		t0, t1 := cpukernels.RowRange(tiles, ith, nth)
+		if m == 1 {
+			return decodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch, qk)
+		}
 		for tile := t0; tile < t1; tile++ {
 			batch, rest := tile/perBatch, tile%perBatch
 			i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
@@ -191,6 +219,15 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 				}
 				continue
 			}
+			if qp != nil {
+				pb := qp[(batch*m)*prow:]
+				for i := i0; i < i1; i++ {
+					if err := vec.DotQ4_0RowsPacked(C[i*ldc+j0:i*ldc+j1], w, stride, pb[i*prow:(i+1)*prow], nb); err != nil {
+						return fmt.Errorf("tensor %s: %w", t, err)
+					}
+				}
+				continue
+			}
 			for i := i0; i < i1; i++ {
 				if err := qk.dot(C[i*ldc+j0:i*ldc+j1], w, stride, qb[i*qrow:(i+1)*qrow], nb); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
@@ -203,6 +240,46 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		dot = d
 	}
 	return quant, dot, rows
+}
+
+// decodeDot is the dot phase of a decode product (one activation row per
+// batch; q the quantized rows of qrow bytes, qp, if not nil, the same
+// packed in rows of prow bytes): a worker's tiles t0..t1 of one batch are
+// consecutive weight rows, so each batch's run is one call of the row dot
+// rather than one per 16-row tile, which saves the per-call checks and
+// slicing (about 2,000 calls a token for the output layer alone). The
+// bits are the tiles': every call starts at a multiple of qTileN, so the
+// kernels group the rows by four as before.
+func decodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int, t0, t1, perBatch int64, qk qKernel) error {
+	a, b := t.Src[0], t.Src[1]
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	n, stride := a.Ne[1], int(a.Nb[1])
+	for tile := t0; tile < t1; {
+		batch := tile / perBatch
+		end := min(t1, (batch+1)*perBatch)
+		j0 := (tile - batch*perBatch) * qTileN
+		j1 := min((end-batch*perBatch)*qTileN, n)
+		i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
+		w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
+		C := floats(dm, off3(t.Nb, 0, i2, i3), n)[j0:j1]
+		y := q[batch*qrow : (batch+1)*qrow]
+		var err error
+		switch {
+		case qp != nil && a.Type == runtime.TypeQ4_K:
+			err = vec.DotQ4_KRowsPacked(C, w, stride, y, qp[batch*prow:(batch+1)*prow], nb)
+		case qp != nil:
+			err = vec.DotQ4_0RowsPacked(C, w, stride, qp[batch*prow:(batch+1)*prow], nb)
+		case qk.mat != nil:
+			err = qk.mat(C, len(C), w, stride, len(C), y, int(qrow), 1, nb)
+		default:
+			err = qk.dot(C, w, stride, y, nb)
+		}
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", t, err)
+		}
+		tile = end
+	}
+	return nil
 }
 
 // quantRow quantizes activation row r (counted over dims 1..3) of MUL_MAT

@@ -28,6 +28,8 @@ func TestMulMatQuant(t *testing.T) {
 		{256, 130, 3, 1, 1, 1, 1},
 		{512, 3, 130, 1, 1, 1, 1},
 		{256, 5, 1100, 1, 1, 2, 1}, // more rows than one block of mulMatRoundedBlocked
+		{256, 37, 1, 2, 1, 4, 3},   // decode (packed q4_0 and q4_K dots) over broadcast batches
+		{512, 130, 1, 1, 1, 1, 1},
 	}
 	for _, typ := range []runtime.Type{runtime.TypeQ8_0, runtime.TypeQ4_0, runtime.TypeQ4_1, runtime.TypeQ5_0, runtime.TypeQ5_1,
 		runtime.TypeQ2_K, runtime.TypeQ3_K, runtime.TypeQ4_K, runtime.TypeQ5_K, runtime.TypeQ6_K, runtime.TypeF16, runtime.TypeBF16} {

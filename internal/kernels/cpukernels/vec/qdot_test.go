@@ -91,20 +91,27 @@ func TestDotQRows(t *testing.T) {
 							if dst[rows] != 42 {
 								t.Fatalf("wrote past dst")
 							}
-							for i := 0; i < rows; i++ {
-								var want, mag float64
-								for j := range yv {
-									want += wv[i][j] * yv[j]
-									mag += math.Abs(wv[i][j] * yv[j])
-								}
-								if math.Abs(float64(dst[i])-want) > 1e-5*mag+1e-30 {
-									t.Errorf("row %d: %v, want %v (magnitude %v)", i, dst[i], want, mag)
-								}
-							}
+							checkRowDots(t, dst[:rows], wv, yv)
 						})
 					}
 				}
 			}
+		}
+	}
+}
+
+// checkRowDots checks each dst[i] against the float64 dot of the values
+// wv[i] and yv, within 1e-5 of the sum of the products' magnitudes.
+func checkRowDots(t *testing.T, dst []float32, wv [][]float64, yv []float64) {
+	t.Helper()
+	for i := range dst {
+		var want, mag float64
+		for j := range yv {
+			want += wv[i][j] * yv[j]
+			mag += math.Abs(wv[i][j] * yv[j])
+		}
+		if math.Abs(float64(dst[i])-want) > 1e-5*mag+1e-30 {
+			t.Errorf("row %d: %v, want %v (magnitude %v)", i, dst[i], want, mag)
 		}
 	}
 }

@@ -34,8 +34,9 @@ func genQDotK512(c *build.Context) {
 		kDot512(c, k, 1, t)
 	}
 	for _, k := range []kKind{kQ4, kQ5, kQ6} {
-		kDot512W4(c, k, t)
+		kDot512W4(c, k, t, false)
 	}
+	kDot512W4(c, kQ4, t, true)
 }
 
 // kKind is a k-quant type of the AVX-512 dots.
@@ -85,6 +86,7 @@ type kTab struct {
 	z0f, z30, q4sr, q4m, q4ia, q4ib, q4sa, q4ma, z10, q2e, q2o, z03, z04 operand.Mem
 	q3ia, q3sa, q3ib, q3sb, w32, q6sl, q6sr                              operand.Mem
 	q4s, q5r, q3r, q6s                                                   [4]operand.Mem
+	q4p                                                                  [4]operand.Mem
 }
 
 func kTables(c *build.Context) kTab {
@@ -102,6 +104,12 @@ func kTables(c *build.Context) kTab {
 	// twice (for the pairs of 16-quant sums).
 	for k := range 4 {
 		t.q4s[k] = halves(c, "kq4s"+string(rune('0'+k)), spread(uint64(2*k)), spread(uint64(2*k+1)))
+	}
+	// q4_K with the packed activation (kDot512W4's packed variant): the
+	// chunks are the low and high nibbles of 64 quant bytes, sub-blocks
+	// (0, 2), (1, 3), (4, 6), (5, 7).
+	for k, p := range [4][2]uint64{{0, 2}, {1, 3}, {4, 6}, {5, 7}} {
+		t.q4p[k] = halves(c, "kq4p"+string(rune('0'+k)), spread(p[0]), spread(p[1]))
 	}
 	t.q4m = words(c, "kq4m", 0x0009000900080008, 0x000b000b000a000a, 0x000d000d000c000c, 0x000f000f000e000e, 0, 0, 0, 0)
 	// q4_K scales: VPSHUFB indexes of the low bits (kq4ia) and the high
@@ -289,24 +297,44 @@ func kNegScale(c *build.Context, shift uint64) {
 	c.VPSUBW(reg.Y19, reg.Y20, reg.Y19)
 }
 
+// kQ4Scales unpacks the 12 scale bytes at 4(SI) of a q4_K or q5_K
+// super-block (6-bit scales and mins, ggml's layout) to words (scales
+// 0..7, mins 8..15) with VPSHUFB twice: the low bits from the first
+// (shifted for mins 4..7), the two high bits of scales and mins 4..7 from
+// the second; then spreads them to Z4..Z7 (tables in Z26..Z29) and the
+// mins to Y19.
+func kQ4Scales(c *build.Context, t kTab) {
+	c.VBROADCASTI32X4(at(reg.RSI, 4), reg.Y18)
+	c.VPSHUFB(t.q4ia, reg.Y18, reg.Y16)
+	c.VPSHUFB(t.q4ib, reg.Y18, reg.Y17)
+	c.VPSRLVW(t.q4sa, reg.Y16, reg.Y18)
+	c.VPSRLW(operand.Imm(6), reg.Y17, reg.Y17)
+	c.VPSLLW(operand.Imm(4), reg.Y17, reg.Y17)
+	c.VPTERNLOGD(operand.Imm(0xec), t.q4ma, reg.Y17, reg.Y18)
+	kPermScales(c)
+	c.VPERMW(reg.Y18, reg.Y25, reg.Y19)
+}
+
+// kUnpackQ4P unpacks the q4_K super-block at SI for the packed activation
+// (vec.PackQ8_KForQ4K): Z0/Z1 the low/high nibbles of quant bytes 0..63,
+// Z2/Z3 those of bytes 64..127 (sub-blocks 0|2, 1|3, 4|6, 5|7), straight
+// from two loads; scales as kQ4Scales (with the packed tables in Z26..Z29).
+func kUnpackQ4P(c *build.Context, t kTab) {
+	kQ4Scales(c, t)
+	for h, off := range []int{16, 80} {
+		lo, hi := avx512.v[2*h], avx512.v[2*h+1]
+		c.VPSRLW(operand.Imm(4), at(reg.RSI, off), hi)
+		c.VPANDD(at(reg.RSI, off), reg.Z31, lo)
+		c.VPANDD(reg.Z31, hi, hi)
+	}
+}
+
 // kUnpack unpacks the super-block at SI: quants to Z0..Z3, scale words to
 // Z4..Z7, min or offset words to Y19.
 func kUnpack(c *build.Context, k kKind, t kTab) {
 	switch k {
 	case kQ4, kQ5:
-		// The 12 scale bytes at 4(SI) (6-bit scales and mins, ggml's
-		// layout) to words (scales 0..7, mins 8..15) with VPSHUFB
-		// twice: the low bits from the first (shifted for mins 4..7),
-		// the two high bits of scales and mins 4..7 from the second.
-		c.VBROADCASTI32X4(at(reg.RSI, 4), reg.Y18)
-		c.VPSHUFB(t.q4ia, reg.Y18, reg.Y16)
-		c.VPSHUFB(t.q4ib, reg.Y18, reg.Y17)
-		c.VPSRLVW(t.q4sa, reg.Y16, reg.Y18)
-		c.VPSRLW(operand.Imm(6), reg.Y17, reg.Y17)
-		c.VPSLLW(operand.Imm(4), reg.Y17, reg.Y17)
-		c.VPTERNLOGD(operand.Imm(0xec), t.q4ma, reg.Y17, reg.Y18)
-		kPermScales(c)
-		c.VPERMW(reg.Y18, reg.Y25, reg.Y19)
+		kQ4Scales(c, t)
 		// The 128 nibble bytes (after the fifth bits in q5_K).
 		qs := 16
 		if k == kQ5 {
@@ -503,16 +531,25 @@ func kScaled(c *build.Context, w []reg.GPPhysical, off int, x reg.VecPhysical) {
 // Registers: RBX, R9, R10, R11 the weight rows, R8 the activation, AX the
 // stride, R12 and R13 the next rows 4 and 6, CX super-blocks left; vector
 // registers as kDot512's with four activation rows.
-func kDot512W4(c *build.Context, k kKind, t kTab) {
+//
+// With packed (q4_K only) it is q4KDot4WPAVX512, whose activation row is
+// packed by vec.PackQ8_KForQ4K: each weight row's quants are then two
+// loads and masks (kUnpackQ4P) instead of four broadcasts, shifts and
+// masks, and the exact integer sums, so the results, are the same.
+func kDot512W4(c *build.Context, k kKind, t kTab, packed bool) {
 	b := kBlocks[k]
 	z := avx512.v
 	sum := reg.X24
 	if b.offset {
 		sum = reg.X15
 	}
-	fn(c, b.name+"Dot4WAVX512", "func(w *byte, stride int, y *byte, nb int, dst *float32)",
+	name, what := b.name+"Dot4WAVX512", "q8_K row y, for r < 4."
+	if packed {
+		name, what = b.name+"Dot4WPAVX512", "q8_K row y packed by PackQ8_KForQ4K, for r < 4."
+	}
+	fn(c, name, "func(w *byte, stride int, y *byte, nb int, dst *float32)",
 		"dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the",
-		"q8_K row y, for r < 4.")
+		what)
 	rows := []reg.GPPhysical{reg.RBX, reg.R9, reg.R10, reg.R11}
 	c.Load(c.Param("w"), reg.RBX)
 	c.Load(c.Param("stride"), reg.RAX)
@@ -524,8 +561,14 @@ func kDot512W4(c *build.Context, k kKind, t kTab) {
 	c.LEAQ(idx(reg.R11, 0, reg.RAX, 1), reg.R12)
 	c.LEAQ(idx(reg.R12, 0, reg.RAX, 2), reg.R13)
 	kConsts(c, k, t)
-	c.VXORPS(sum, sum, sum)
 	loop := b.name[:2] + "kw4loop"
+	if packed {
+		for i := range 4 {
+			c.VMOVDQU64(t.q4p[i], z[26+i])
+		}
+		loop = b.name[:2] + "kw4ploop"
+	}
+	c.VXORPS(sum, sum, sum)
 	c.Label(loop)
 	for off := 0; off < b.bytes; off += 64 {
 		c.PREFETCHT0(at(reg.R12, off))
@@ -535,7 +578,11 @@ func kDot512W4(c *build.Context, k kKind, t kTab) {
 	}
 	for r, p := range rows {
 		c.MOVQ(p, reg.RSI)
-		kUnpack(c, k, t)
+		if packed {
+			kUnpackQ4P(c, t)
+		} else {
+			kUnpack(c, k, t)
+		}
 		kRow(c, reg.R8, z[8+r], b.offset, z[12+r])
 	}
 	kHsum4(c, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y21)
