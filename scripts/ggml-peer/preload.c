@@ -11,6 +11,16 @@
  *                          no system directory has to be linked
  *   GGML_PEER_RPC          comma-separated HOST:PORT list; each server's
  *                          devices are registered (named RPC0, RPC1, ...)
+ *   GGML_PEER_HW_CONCURRENCY
+ *                          what std::thread::hardware_concurrency() returns
+ *                          (a positive integer; unset: the online CPUs, as
+ *                          libstdc++ counts them). test-backend-ops 0.7.0
+ *                          gives the CPU backend hardware_concurrency()/2
+ *                          threads (at least 1) and has no option for it,
+ *                          so on a 2-CPU machine its perf mode runs one
+ *                          thread whatever OMP_THREAD_LIMIT says; twice the
+ *                          wanted count here gives it that many
+ *                          (benchvsggml sets it per round).
  *
  * Any failure prints why and exits with status 86: a program that ran
  * without the server it was asked to test would test nothing and could
@@ -19,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 
 #include "ggml-backend.h"
 
@@ -30,6 +41,28 @@ static void fail(const char *what, const char *detail) {
 	fprintf(stderr, "ggml-peer preload: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
 	fflush(stderr);
 	exit(PEER_FAIL);
+}
+
+/*
+ * std::thread::hardware_concurrency(), a static member function: this
+ * definition, preloaded, comes before libstdc++'s. See
+ * GGML_PEER_HW_CONCURRENCY above; a value that is not a positive integer
+ * below 2^16 exits with status 86.
+ */
+unsigned int _ZNSt6thread20hardware_concurrencyEv(void);
+
+unsigned int _ZNSt6thread20hardware_concurrencyEv(void) {
+	const char *v = getenv("GGML_PEER_HW_CONCURRENCY");
+	if (v == NULL || v[0] == '\0') {
+		int n = get_nprocs();
+		return n > 0 ? (unsigned int)n : 0;
+	}
+	char *end = NULL;
+	long n = strtol(v, &end, 10);
+	if (*end != '\0' || n < 1 || n >= 65536) {
+		fail("GGML_PEER_HW_CONCURRENCY is not a positive integer below 65536", v);
+	}
+	return (unsigned int)n;
 }
 
 __attribute__((constructor)) static void ggml_peer_preload(void) {

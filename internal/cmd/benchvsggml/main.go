@@ -5,9 +5,12 @@
 //
 // ggml's side: one `test-backend-ops perf -b CPU --test-file F` per round
 // and thread count, F listing every case as a generic op (ggml's own
-// test-file format), so both sides run exactly the same shapes. ggml's CPU
-// backend is built with OpenMP and asks for all cores; OMP_THREAD_LIMIT caps
-// it at the thread count of the round. gogml's side: the same one-node graph
+// test-file format), so both sides run exactly the same shapes.
+// test-backend-ops 0.7.0 gives the CPU backend hardware_concurrency()/2
+// threads (at least one) and has no option for it; through
+// scripts/ggml-peer.sh its preload makes hardware_concurrency() return
+// twice the round's thread count (GGML_PEER_HW_CONCURRENCY), and
+// OMP_THREAD_LIMIT caps ggml's OpenMP threads at it. gogml's side: the same one-node graph
 // built with gogml's API, placed by gallocr and run by Backend.Compute with
 // that many workers, timed like ggml (a warm-up, then runs until a time
 // budget, mean µs/run). Each side's figure is its best round. The report
@@ -256,7 +259,9 @@ func writeReport(w *bytes.Buffer, o options, cases []benchCase, r refs, elapsed 
 	fmt.Fprintf(w, "gogml kernels: %s (SIMD level %s). Load average (1 min) %s: on a shared machine\n", vec.Implementation(), vec.Level(), load)
 	fmt.Fprintf(w, "every figure moves with the other work, which is why both sides run interleaved and each keeps its best round.\n\n")
 	fmt.Fprintf(w, "ggml: Debian's ggml 0.27.0 `test-backend-ops perf -b CPU --test-file F` (F lists every case below as a generic op),\n")
-	fmt.Fprintf(w, "its OpenMP threads capped with OMP_THREAD_LIMIT. gogml: the same one-node graph through `Backend.Compute`\n")
+	fmt.Fprintf(w, "on as many threads as the round (test-backend-ops gives the CPU backend half of hardware_concurrency(), which\n")
+	fmt.Fprintf(w, "scripts/ggml-peer.sh's preload sets to twice the round's threads; OMP_THREAD_LIMIT caps its OpenMP threads).\n")
+	fmt.Fprintf(w, "gogml: the same one-node graph through `Backend.Compute`\n")
 	fmt.Fprintf(w, "with as many workers. Both report the mean µs/run of a timed loop; each side's figure is its best of %d\n", o.rounds)
 	fmt.Fprintf(w, "interleaved rounds. ratio = gogml throughput ÷ ggml throughput (ggml µs ÷ gogml µs; > 1: gogml faster).\n")
 	fmt.Fprintf(w, "ggml's MUL_MAT here is its plain CPU path (test-backend-ops does not use the repacking \"extra\" buffer type).\n")
@@ -431,7 +436,12 @@ func (p *peer) perf(timeout time.Duration, nt int, args ...string) (string, erro
 	defer cancel()
 	argv := append(slices.Clone(p.argv), append([]string{"perf", "-b", "CPU"}, args...)...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(nt), "OMP_NUM_THREADS="+strconv.Itoa(nt))
+	// GGML_PEER_HW_CONCURRENCY: test-backend-ops runs the CPU backend on
+	// half of hardware_concurrency(), which the script's preload returns
+	// (see scripts/ggml-peer/preload.c); a sysroot run without the script
+	// keeps half the machine's CPUs.
+	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(nt), "OMP_NUM_THREADS="+strconv.Itoa(nt),
+		"GGML_PEER_HW_CONCURRENCY="+strconv.Itoa(2*nt))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	began := time.Now()

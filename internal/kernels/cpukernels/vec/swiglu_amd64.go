@@ -7,10 +7,13 @@ package vec
 //go:noescape
 func swigluAVX512(dst, x, gate *float32, n int)
 
+// swigluStep is swigluAVX512's step in elements.
+const swigluStep = 64
+
 func swiglu(dst, x, g []float32) {
 	n := 0
 	if useAVX512 {
-		if n = len(x) &^ 31; n > 0 {
+		if n = len(x) &^ (swigluStep - 1); n > 0 {
 			swigluAVX512(p(dst), p(x), p(g), n)
 		}
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"math/bits"
+
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
@@ -8,8 +11,8 @@ import (
 )
 
 // expBits are the constants of the exp that vec_amd64.s's kernels and
-// swigluAVX512 compute (genVec's expConsts take their bits from here), in
-// the order swigluAVX512 keeps them in Z16..Z27.
+// swigluAVX512 compute (genVec's expConsts and genSwiglu take their bits
+// from here).
 var expBits = []struct {
 	name string
 	bits uint32
@@ -19,72 +22,94 @@ var expBits = []struct {
 	{"explo", 0xc2d00000}, {"c4", 0x3d2aadac}, {"c3", 0x3e2aaa47}, {"c2", 0x3efffffc},
 }
 
+// swigluVecs is how many 16-lane vectors swigluAVX512 computes side by
+// side, each step of the exp issued for all of them before the next: the
+// exp is a chain of about twenty dependent operations, and one vector's
+// chain after another filled the scheduler with operations that wait.
+const swigluVecs = 4
+
 // genSwiglu writes swiglu_amd64.s: SWIGLU's fused row kernel at AVX-512.
+// It computes exp(-x) with EXPV's roundings but fewer operations:
+//
+//   - EXPV clamps -x to [-104, 89]; here |x| is clamped to 104 with x's
+//     sign (one VRANGEPS): for -x in (89, 104] both give +Inf, as exp
+//     overflows there anyway.
+//   - EXPV's steps on -x are done on x with each sign flipped (round to
+//     nearest is symmetric, so every rounding is the same): n =
+//     round(-x·log2e) by the magic number, -r = x + n·ln2hi + n·ln2lo,
+//     and the polynomial's odd terms take -r with their product's sign
+//     flipped (VFNMADD), so no negation is needed.
+//   - EXPV scales by 2^(n>>1), then by 2^(n-(n>>1)): both factors are
+//     normal and the first product is exact, so its result is p·2^n
+//     rounded once, which is what one VSCALEFPS computes.
+//
+// swigluVecs vectors go side by side, each step issued for all of them
+// before the next; x is read again for the division (registers).
+// TestSwiGLU and TestSwiGLUSweep check the bits against SiLU then Mul.
 func genSwiglu(c *build.Context) {
 	tab := c.StaticGlobal("swigluconsts")
 	c.DataAttributes(attr.RODATA | attr.NOPTR)
-	for i, k := range expBits {
-		c.AddDatum(4*i, operand.U32(k.bits))
+	// Z20..Z28 hold the first nine (bound: the clamp of |x|); c5, c3 and
+	// magic are also broadcast from memory into a vector's registers
+	// (a load instead of a register move).
+	consts := []uint32{expBit("log2e"), expBit("magic"), expBit("ln2hi"), expBit("ln2lo"), expBit("c6"),
+		expBit("one"), 0x42d00000 /* 104 */, expBit("c4"), expBit("c2"), expBit("c5"), expBit("c3")}
+	for i, b := range consts {
+		c.AddDatum(4*i, operand.U32(b))
 	}
+	const step = 16 * swigluVecs
 	fn(c, "swigluAVX512", "func(dst, x, gate *float32, n int)",
-		"dst[i] = x[i] / (1 + exp(-x[i])) * gate[i] for n a multiple of 32: one pass over the",
-		"three rows, 32 elements a step, exp(-x) as vec_amd64.s's EXPV computes it (the same",
-		"operations in the same order, 16 lanes wide), so results are bit for bit those of",
-		"siluAVX2 then mulAVX2.")
+		fmt.Sprintf("dst[i] = x[i] / (1 + exp(-x[i])) * gate[i] for n a multiple of %d: one pass over the", step),
+		fmt.Sprintf("three rows, %d elements a step, exp(-x) with the roundings of vec_amd64.s's EXPV", step),
+		"(see genSwiglu), so results are bit for bit those of siluAVX2 then mulAVX2.")
 	c.Load(c.Param("dst"), reg.RDI)
 	c.Load(c.Param("x"), reg.RSI)
 	c.Load(c.Param("gate"), reg.RDX)
 	c.Load(c.Param("n"), reg.RCX)
-	c.SHRQ(operand.Imm(5), reg.RCX)
-	k := func(i int) reg.VecPhysical { return avx512.v[16+i] }
-	for i := range expBits {
+	c.SHRQ(operand.Imm(uint64(bits.TrailingZeros(step))), reg.RCX)
+	k := func(i int) reg.VecPhysical { return avx512.v[20+i] }
+	for i := range 9 {
 		c.VBROADCASTSS(tab.Offset(4*i), k(i))
 	}
-	log2e, magic, ln2hi, ln2lo, c6, c5, one, exphi, explo, c4, c3, c2 := k(0), k(1), k(2), k(3), k(4), k(5), k(6), k(7), k(8), k(9), k(10), k(11)
-	zero := avx512.v[28]
-	c.VPXORD(zero, zero, zero)
-	c.Label("swigluloop")
-	for half := range 2 {
-		b := 6 * half
-		xv, X, T, P, R, Q := avx512.v[b], avx512.v[b+1], avx512.v[b+2], avx512.v[b+3], avx512.v[b+4], avx512.v[b+5]
-		c.VMOVUPS(at(reg.RSI, 64*half), xv)
-		c.VSUBPS(xv, zero, X) // X = -x
-		// EXPV(X, T, P, R, Q): P = exp(X).
-		c.VMINPS(X, exphi, X)
-		c.VMAXPS(X, explo, X)
-		c.VMOVAPS(magic, T)
-		c.VFMADD231PS(log2e, X, T)
-		c.VSUBPS(magic, T, P)
-		c.VMOVAPS(X, R)
-		c.VFNMADD231PS(ln2hi, P, R)
-		c.VFNMADD231PS(ln2lo, P, R)
-		c.VCVTPS2DQ(P, X)
-		c.VMULPS(R, R, Q)
-		c.VMOVAPS(c5, T)
-		c.VFMADD213PS(c4, R, T)
-		c.VMOVAPS(c3, P)
-		c.VFMADD213PS(c2, R, P)
-		c.VFMADD231PS(c6, Q, T)
-		c.VFMADD213PS(P, Q, T)
-		c.VADDPS(one, R, P)
-		c.VFMADD213PS(P, Q, T)
-		c.VPSRAD(operand.Imm(1), X, R)
-		c.VPSUBD(R, X, X)
-		c.VPSLLD(operand.Imm(23), R, R)
-		c.VPADDD(one, R, R)
-		c.VPSLLD(operand.Imm(23), X, X)
-		c.VPADDD(one, X, X)
-		c.VMULPS(R, T, T)
-		c.VMULPS(X, T, P)
-		// silu: x / (1 + exp(-x)); then the gate.
-		c.VADDPS(one, P, P)
-		c.VDIVPS(P, xv, xv)
-		c.VMULPS(at(reg.RDX, 64*half), xv, xv)
-		c.VMOVUPS(xv, at(reg.RDI, 64*half))
+	log2e, magic, ln2hi, ln2lo, c6, one, bound, c4, c2 := k(0), k(1), k(2), k(3), k(4), k(5), k(6), k(7), k(8)
+	magicMem, c5Mem, c3Mem := tab.Offset(4), tab.Offset(36), tab.Offset(40)
+	type vregs struct{ X, T, N, Q, P reg.VecPhysical }
+	vs := make([]vregs, swigluVecs)
+	for i := range vs {
+		v := avx512.v[5*i:]
+		vs[i] = vregs{v[0], v[1], v[2], v[3], v[4]}
 	}
-	c.ADDQ(operand.I32(128), reg.RSI)
-	c.ADDQ(operand.I32(128), reg.RDX)
-	c.ADDQ(operand.I32(128), reg.RDI)
+	each := func(f func(i int, v vregs)) {
+		for i, v := range vs {
+			f(i, v)
+		}
+	}
+	c.Label("swigluloop")
+	each(func(i int, v vregs) { c.VMOVUPS(at(reg.RSI, 64*i), v.X) })
+	each(func(i int, v vregs) { c.VRANGEPS(operand.Imm(2), bound, v.X, v.X) })
+	each(func(i int, v vregs) { c.VBROADCASTSS(magicMem, v.T) })
+	each(func(i int, v vregs) { c.VFNMADD231PS(log2e, v.X, v.T) })
+	each(func(i int, v vregs) { c.VSUBPS(magic, v.T, v.N) })
+	each(func(i int, v vregs) { c.VFMADD231PS(ln2hi, v.N, v.X) })
+	each(func(i int, v vregs) { c.VFMADD231PS(ln2lo, v.N, v.X) })
+	each(func(i int, v vregs) { c.VMULPS(v.X, v.X, v.Q) })
+	each(func(i int, v vregs) { c.VBROADCASTSS(c5Mem, v.T) })
+	each(func(i int, v vregs) { c.VFNMADD213PS(c4, v.X, v.T) })
+	each(func(i int, v vregs) { c.VBROADCASTSS(c3Mem, v.P) })
+	each(func(i int, v vregs) { c.VFNMADD213PS(c2, v.X, v.P) })
+	each(func(i int, v vregs) { c.VFMADD231PS(c6, v.Q, v.T) })
+	each(func(i int, v vregs) { c.VFMADD213PS(v.P, v.Q, v.T) })
+	each(func(i int, v vregs) { c.VSUBPS(v.X, one, v.P) })
+	each(func(i int, v vregs) { c.VFMADD213PS(v.P, v.Q, v.T) })
+	each(func(i int, v vregs) { c.VSCALEFPS(v.N, v.T, v.T) })
+	each(func(i int, v vregs) { c.VADDPS(one, v.T, v.T) })
+	each(func(i int, v vregs) { c.VMOVUPS(at(reg.RSI, 64*i), v.Q) })
+	each(func(i int, v vregs) { c.VDIVPS(v.T, v.Q, v.Q) })
+	each(func(i int, v vregs) { c.VMULPS(at(reg.RDX, 64*i), v.Q, v.Q) })
+	each(func(i int, v vregs) { c.VMOVUPS(v.Q, at(reg.RDI, 64*i)) })
+	c.ADDQ(operand.I32(4*step), reg.RSI)
+	c.ADDQ(operand.I32(4*step), reg.RDX)
+	c.ADDQ(operand.I32(4*step), reg.RDI)
 	c.DECQ(reg.RCX)
 	c.JNZ(operand.LabelRef("swigluloop"))
 	c.VZEROUPPER()
