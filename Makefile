@@ -31,6 +31,7 @@ help:
 	@echo "make bench-planner-vs-ggml gogml's graph allocator vs ggml 0.27.0's ggml_gallocr on every corpus graph, interleaved; writes docs/planner-bench.md"
 	@echo "make bench-vs-ggml gogml's CPU backend vs ggml 0.27.0 test-backend-ops perf, same shapes, interleaved; writes docs/performance.md"
 	@echo "make bench-vs-llama gogml run -model vs llama.cpp's llama-bench and llama-completion on the same GGUF files; writes docs/llama-bench.md"
+	@echo "make bench-decoder-vs-llama the same at 1 and 2 threads, f32 and q8_0, default and medium shapes; docs/llama-bench-{default,medium}.md"
 	@echo "make gl-gpu-check build the OpenGL device check for an EGL GPU machine without Go"
 	@echo "make asm          regenerate the generated kernel assembly (internal/kernels/cpukernels/vec/asmgen) and check it"
 	@echo "make asm-identity show the generated kernels' machine code equals the hand-written files' they replaced"
@@ -197,6 +198,16 @@ gguf-peer:
 BENCHVSLLAMA_FLAGS ?=
 bench-vs-llama: ggml-peer
 	$(GO) run ./internal/cmd/benchvsllama -out docs/llama-bench.md $(BENCHVSLLAMA_FLAGS)
+# make bench-decoder-vs-llama: the same at 1 and 2 threads for f32 and q8_0
+# files of the built-in decoder's default shape (dim 128, 2 layers, vocabulary
+# 256) and of a medium one (dim 1024, 8 layers); writes
+# docs/llama-bench-default.md and docs/llama-bench-medium.md (~3 min).
+.PHONY: bench-decoder-vs-llama
+bench-decoder-vs-llama: ggml-peer
+	$(GO) run ./internal/cmd/benchvsllama -target bench-decoder-vs-llama -types f32,q8_0 -t 1,2 -r 3 \
+		-dim 128 -heads 4 -kv-heads 4 -ffn 352 -layers 2 -vocab 256 -out docs/llama-bench-default.md
+	$(GO) run ./internal/cmd/benchvsllama -target bench-decoder-vs-llama -types f32,q8_0 -t 1,2 -r 2 \
+		-dim 1024 -heads 16 -kv-heads 4 -ffn 2816 -layers 8 -vocab 32000 -out docs/llama-bench-medium.md
 # --- end bench-vs-llama ---
 
 # --- bench-vs-ggml ---

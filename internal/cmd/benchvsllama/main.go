@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,17 +48,23 @@ import (
 type options struct {
 	types               []string
 	prompt, gen         int
-	threads, rounds     int
+	threads             []int
+	rounds              int
 	dim, heads, kvHeads int
 	ffn, layers, vocab  int
 	dir, out            string
 	text                string
+	args                string // the command line, for the report
+	target              string // the make target, for the report
 	timeout             time.Duration
 }
 
 // ctx is the context length of the files and of both programs' runs:
 // room for the benchmark and for the first-token text.
 func (o options) ctx() int { return max(o.prompt+o.gen+1, 512) }
+
+// maxThreads is the largest thread count (the first-token runs use it).
+func (o options) maxThreads() int { return slices.Max(o.threads) }
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -70,10 +77,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("benchvsllama", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	types := fs.String("types", "f16,q8_0,q4_0,q4_K", "model types, comma separated (f16 is written by gogml, the others by llama-quantize --pure)")
+	types := fs.String("types", "f16,q8_0,q4_0,q4_K", "model types, comma separated (f16 is written by gogml, the others, f32 too, by llama-quantize --pure)")
 	fs.IntVar(&o.prompt, "p", 128, "prompt tokens (llama-bench -p)")
 	fs.IntVar(&o.gen, "n", 64, "generated tokens (llama-bench -n)")
-	fs.IntVar(&o.threads, "t", 2, "threads on both sides (llama-bench -t, gogml run -threads)")
+	threads := fs.String("t", "2", "threads on both sides (llama-bench -t, gogml run -threads); a comma-separated list gives a row per count")
 	fs.IntVar(&o.rounds, "r", 2, "interleaved rounds; each side keeps its best")
 	fs.IntVar(&o.dim, "dim", 2048, "model width")
 	fs.IntVar(&o.heads, "heads", 16, "attention heads")
@@ -83,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.vocab, "vocab", 32000, "vocabulary size")
 	fs.StringVar(&o.dir, "dir", "", "directory for the model files (default: a temporary one, removed at the end)")
 	fs.StringVar(&o.out, "out", "", "write the markdown report here (default: stdout)")
+	fs.StringVar(&o.target, "target", "bench-vs-llama", "the make target named in the report")
 	fs.StringVar(&o.text, "text", "Once upon a time, in a small town by the sea, there lived an old clockmaker.", "prompt text of the time-to-first-token runs")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of one program run")
 	if err := fs.Parse(args); err != nil {
@@ -96,20 +104,38 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.types = append(o.types, t)
 		}
 	}
+	for t := range strings.SplitSeq(*threads, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || n < 1 || n > 1024 {
+			return o, fmt.Errorf("-t %q: want thread counts from 1 to 1024", *threads)
+		}
+		o.threads = append(o.threads, n)
+	}
 	switch {
 	case len(o.types) == 0:
 		return o, errors.New("-types is empty")
-	case o.prompt < 1 || o.gen < 1 || o.threads < 1 || o.rounds < 1:
+	case o.prompt < 1 || o.gen < 1 || o.rounds < 1:
 		return o, errors.New("-p, -n, -t and -r must be at least 1")
 	case o.prompt+o.gen+1 > 1<<16:
 		return o, errors.New("-p plus -n is too large (at most 65534)")
 	}
+	// The report's command line: the run's lengths, threads and types, and
+	// the model shape where it is not the default.
+	shown := []string{"-types " + *types, "-p " + strconv.Itoa(o.prompt), "-n " + strconv.Itoa(o.gen), "-t " + joinInts(o.threads), "-r " + strconv.Itoa(o.rounds)}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "dim", "heads", "kv-heads", "ffn", "layers", "vocab":
+			shown = append(shown, "-"+f.Name+" "+f.Value.String())
+		}
+	})
+	o.args = strings.Join(shown, " ")
 	return o, nil
 }
 
 // result is one type's figures; 0 means not measured.
 type result struct {
 	typ, file        string
+	threads          int
 	size             int64
 	llamaPP, gogPP   float64 // tokens/s
 	llamaTG, gogTG   float64
@@ -156,13 +182,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	for r := range o.rounds {
 		for _, x := range res {
-			logf("round %d/%d: %s", r+1, o.rounds, x.typ)
+			logf("round %d/%d: %s, %d threads", r+1, o.rounds, x.typ, x.threads)
 			speedRound(ctx, o, peer, gog, x, logf)
 		}
 	}
 	for _, x := range res {
-		logf("time to first token: %s", x.typ)
-		firstToken(ctx, o, peer, gog, x)
+		if x.threads == o.maxThreads() {
+			logf("time to first token: %s", x.typ)
+			firstToken(ctx, o, peer, gog, x)
+		}
 	}
 	var b bytes.Buffer
 	writeReport(&b, o, peer.Version, res, time.Since(start))
@@ -190,7 +218,7 @@ func prepare(ctx context.Context, o options, peer *ggmlpeer.Peer, gog, dir strin
 		if !strings.EqualFold(t, "f16") {
 			x.file = filepath.Join(dir, "model-"+t+".gguf")
 			logf("llama-quantize --pure %s", t)
-			cmd, err := peer.Command(ctx, "", "llama-quantize", "--pure", f16, x.file, t, strconv.Itoa(o.threads))
+			cmd, err := peer.Command(ctx, "", "llama-quantize", "--pure", f16, x.file, t, strconv.Itoa(o.maxThreads()))
 			if err != nil {
 				return nil, err
 			}
@@ -203,7 +231,11 @@ func prepare(ctx context.Context, o options, peer *ggmlpeer.Peer, gog, dir strin
 			return nil, err
 		}
 		x.size = st.Size()
-		res = append(res, x)
+		for _, n := range o.threads {
+			row := *x
+			row.threads = n
+			res = append(res, &row)
+		}
 	}
 	return res, nil
 }
@@ -279,7 +311,7 @@ func parseGogmlRun(b []byte) (pp, tg float64, err error) {
 // and keeps each side's best figures.
 func speedRound(ctx context.Context, o options, peer *ggmlpeer.Peer, gog string, x *result, logf func(string, ...any)) {
 	cmd, err := peer.Command(ctx, "", "llama-bench", "-m", x.file, "-p", strconv.Itoa(o.prompt), "-n", strconv.Itoa(o.gen),
-		"-t", strconv.Itoa(o.threads), "-r", "1", "-o", "json")
+		"-t", strconv.Itoa(x.threads), "-r", "1", "-o", "json")
 	if err == nil {
 		var out []byte
 		if out, err = output(ctx, o.timeout, "llama-bench", cmd); err == nil {
@@ -300,7 +332,7 @@ func speedRound(ctx context.Context, o options, peer *ggmlpeer.Peer, gog string,
 	// gogml's first generated token comes with the prompt's evaluation, so
 	// -n gen+1 gives gen single-token steps, as llama-bench -n gen times.
 	out, err := output(ctx, o.timeout, "gogml run", exec.Command(gog, "run", "-model", x.file, "-prompt-ids", strings.Join(ids, ","),
-		"-n", strconv.Itoa(o.gen+1), "-threads", strconv.Itoa(o.threads), "-ctx", strconv.Itoa(o.ctx()),
+		"-n", strconv.Itoa(o.gen+1), "-threads", strconv.Itoa(x.threads), "-ctx", strconv.Itoa(o.ctx()),
 		"-q", "-per-token=false"))
 	if err == nil {
 		var pp, tg float64
@@ -318,7 +350,7 @@ func speedRound(ctx context.Context, o options, peer *ggmlpeer.Peer, gog string,
 // cache to their exit, generating one token, and reads their peak RSS.
 func firstToken(ctx context.Context, o options, peer *ggmlpeer.Peer, gog string, x *result) {
 	cmd, err := peer.Command(ctx, "", "llama-completion", "-m", x.file, "-p", o.text, "-n", "1",
-		"-t", strconv.Itoa(o.threads), "-c", strconv.Itoa(o.ctx()))
+		"-t", strconv.Itoa(x.threads), "-c", strconv.Itoa(o.ctx()))
 	if err == nil {
 		x.llamaTTFT, x.llamaRSS, err = timeCold(ctx, o.timeout, x.file, "llama-completion", cmd)
 	}
@@ -326,7 +358,7 @@ func firstToken(ctx context.Context, o options, peer *ggmlpeer.Peer, gog string,
 		x.llamaErr = firstLine(err)
 	}
 	x.gogTTFT, x.gogRSS, err = timeCold(ctx, o.timeout, x.file, "gogml run", exec.Command(gog, "run", "-model", x.file, "-text", o.text,
-		"-n", "1", "-threads", strconv.Itoa(o.threads), "-ctx", strconv.Itoa(o.ctx()), "-q"))
+		"-n", "1", "-threads", strconv.Itoa(x.threads), "-ctx", strconv.Itoa(o.ctx()), "-q"))
 	if err != nil && x.gogErr == "" {
 		x.gogErr = firstLine(err)
 	}
@@ -380,35 +412,46 @@ func firstLine(err error) string {
 
 func writeReport(w *bytes.Buffer, o options, version string, res []*result, elapsed time.Duration) {
 	fmt.Fprintf(w, "# gogml vs llama.cpp 0.7.0: a decoder on the same GGUF files\n\n")
-	fmt.Fprintf(w, "Generated by `go run ./internal/cmd/benchvsllama -types %s -p %d -n %d -t %d -r %d` (`make bench-vs-llama`) on %s, %s, in %s; do not edit by hand.\n\n",
-		strings.Join(o.types, ","), o.prompt, o.gen, o.threads, o.rounds, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
+	fmt.Fprintf(w, "Generated by `go run ./internal/cmd/benchvsllama %s` (`make %s`) on %s, %s, in %s; do not edit by hand.\n\n",
+		o.args, o.target, ggmlpeer.CPUModel(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), elapsed.Round(time.Second))
 	fmt.Fprintf(w, "- peer: %s (Debian, scripts/ggml-peer.sh): `llama-bench`, `llama-completion`, `llama-quantize`\n", version)
 	fmt.Fprintf(w, "- model: llama architecture, random weights written by `gogml gguf write-demo` (f16): dim %d, %d heads (%d key/value), %d layers, ffn %d, vocabulary %d; the other types are `llama-quantize --pure` of that file, so both sides read the same bytes\n",
 		o.dim, o.heads, o.kvHeads, o.layers, o.ffn, o.vocab)
-	fmt.Fprintf(w, "- speed: `llama-bench -m F -p %d -n %d -t %d -r 1` (its defaults: f16 KV cache, flash attention auto, repacked CPU weights) against `gogml run -model F` with a %d-token prompt in one batch and %d single-token steps after it, on %d workers (f32 KV cache). The rounds interleave the two programs; each side keeps its best round. ratio = gogml ÷ llama.cpp (> 1: gogml faster).\n",
-		o.prompt, o.gen, o.threads, o.prompt, o.gen, o.threads)
-	fmt.Fprintf(w, "- first token: the file's pages are dropped from the page cache (posix_fadvise DONTNEED), then the whole process is timed from start to exit — load, the prompt %q, one generated token — for `llama-completion -n 1` and `gogml run -text … -n 1`; peak RSS is the process's maximum resident set size (rusage), which counts the mapped file pages each touched.\n\n", o.text)
-	fmt.Fprintf(w, "| type | file | llama.cpp pp%d t/s | gogml pp%d t/s | ratio | llama.cpp tg%d t/s | gogml tg%d t/s | ratio |\n|---|---|---|---|---|---|---|---|\n", o.prompt, o.prompt, o.gen, o.gen)
+	fmt.Fprintf(w, "- speed: `llama-bench -m F -p %d -n %d -t T -r 1` (its defaults: f16 KV cache, flash attention auto, repacked CPU weights) against `gogml run -model F` with a %d-token prompt in one batch and %d single-token steps after it, on T workers (f32 KV cache), T the row's threads. The rounds interleave the two programs; each side keeps its best round. ratio = gogml ÷ llama.cpp (> 1: gogml faster).\n",
+		o.prompt, o.gen, o.prompt, o.gen)
+	fmt.Fprintf(w, "- first token: the file's pages are dropped from the page cache (posix_fadvise DONTNEED), then the whole process is timed from start to exit — load, the prompt %q, one generated token — for `llama-completion -n 1` and `gogml run -text … -n 1`, at %d threads; peak RSS is the process's maximum resident set size (rusage), which counts the mapped file pages each touched.\n\n", o.text, o.maxThreads())
+	fmt.Fprintf(w, "| type | file | threads | llama.cpp pp%d t/s | gogml pp%d t/s | ratio | llama.cpp tg%d t/s | gogml tg%d t/s | ratio |\n|---|---|---|---|---|---|---|---|---|\n", o.prompt, o.prompt, o.gen, o.gen)
 	for _, x := range res {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", x.typ, mib(x.size),
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", x.typ, mib(x.size), x.threads,
 			ts(x.llamaPP), ts(x.gogPP), ratio(x.gogPP, x.llamaPP), ts(x.llamaTG), ts(x.gogTG), ratio(x.gogTG, x.llamaTG))
 	}
 	fmt.Fprintf(w, "\n| type | llama.cpp first token | gogml first token | llama.cpp peak RSS | gogml peak RSS |\n|---|---|---|---|---|\n")
 	for _, x := range res {
+		if x.threads != o.maxThreads() {
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", x.typ, dur(x.llamaTTFT), dur(x.gogTTFT), mib(x.llamaRSS), mib(x.gogRSS))
 	}
 	var notes []string
 	for _, x := range res {
 		if x.llamaErr != "" {
-			notes = append(notes, fmt.Sprintf("- %s, llama.cpp: %s", x.typ, x.llamaErr))
+			notes = append(notes, fmt.Sprintf("- %s, %d threads, llama.cpp: %s", x.typ, x.threads, x.llamaErr))
 		}
 		if x.gogErr != "" {
-			notes = append(notes, fmt.Sprintf("- %s, gogml: %s", x.typ, x.gogErr))
+			notes = append(notes, fmt.Sprintf("- %s, %d threads, gogml: %s", x.typ, x.threads, x.gogErr))
 		}
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\nRuns that failed (–: not measured):\n\n%s\n", strings.Join(notes, "\n"))
 	}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func ts(v float64) string {

@@ -41,3 +41,18 @@ func TestFlags(t *testing.T) {
 		t.Fatalf("got %+v %v", o.types, err)
 	}
 }
+
+func TestThreadList(t *testing.T) {
+	o, err := parseFlags([]string{"-t", "1, 2", "-dim", "1024"}, io.Discard)
+	if err != nil || len(o.threads) != 2 || o.threads[0] != 1 || o.maxThreads() != 2 {
+		t.Fatalf("got %v %v", o.threads, err)
+	}
+	if want := "-types f16,q8_0,q4_0,q4_K -p 128 -n 64 -t 1,2 -r 2 -dim 1024"; o.args != want {
+		t.Errorf("args %q, want %q", o.args, want)
+	}
+	for _, bad := range []string{"", "0", "1,x", "2000"} {
+		if _, err := parseFlags([]string{"-t", bad}, io.Discard); err == nil {
+			t.Errorf("-t %q: no error", bad)
+		}
+	}
+}
