@@ -113,7 +113,10 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
 		return binaryKernel(t, dst, src[0], src[1])
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
-		return copyKernel(t, dst, src[0], sp, nth)
+		if f := copyKernel(t, dst, src[0], sp, nth); f != nil {
+			return f
+		}
+		return copyElemsKernel(t, dst, src[0]) // fast_copy.go
 	case runtime.OpGetRows:
 		return getRowsKernel(t, dst, src[0], src[1])
 	case runtime.OpSoftMax:
