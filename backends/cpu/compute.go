@@ -119,6 +119,8 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 		return copyElemsKernel(t, dst, src[0]) // fast_copy.go
 	case runtime.OpGetRows:
 		return getRowsKernel(t, dst, src[0], src[1])
+	case runtime.OpDiagMaskInf:
+		return diagMaskInfKernel(t, dst, src[0]) // fast_mask.go
 	case runtime.OpSoftMax:
 		return softMaxKernel(t, dst, src[0], src[1], sp, nth)
 	}

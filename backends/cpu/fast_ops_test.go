@@ -57,6 +57,15 @@ func TestFastOpsMatchReference(t *testing.T) {
 			x := ctx.NewTensor(runtime.TypeI32, 6, 4, 3, 2)
 			return ctx.Cont4D(ctx.Permute(x, 0, 3, 1, 2), 6*3, 4*2, 1, 1)
 		}},
+		{"diag_mask_inf f32", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.DiagMaskInf(ctx.NewTensor3D(runtime.TypeF32, 21, 9, 3), 5)
+		}},
+		{"diag_mask_inf f32 inplace", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.DiagMaskInfInplace(ctx.NewTensor3D(runtime.TypeF32, 16, 16, 2), 0)
+		}},
+		{"diag_mask_inf f32 of a permuted view", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.DiagMaskInf(ctx.Permute(ctx.NewTensor3D(runtime.TypeF32, 12, 4, 7), 0, 2, 1, 3), 2)
+		}},
 		{"get_rows f32", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeF32, 70, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
 		}},
