@@ -25,6 +25,7 @@ type scratchPool struct {
 	// panels: each worker's packed weight panel (mulmatqgemm.go).
 	qg     []byte
 	panels [][]byte
+	gemm   []vec.GemmBuf // each worker's f32 GEMM packing memory
 }
 
 func (p *scratchPool) prepare(nth int) {
@@ -33,6 +34,9 @@ func (p *scratchPool) prepare(nth int) {
 	}
 	for len(p.panels) < nth {
 		p.panels = append(p.panels, nil)
+	}
+	for len(p.gemm) < nth {
+		p.gemm = append(p.gemm, vec.GemmBuf{})
 	}
 }
 
@@ -272,9 +276,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
 	chunk := max(16, min(64, 16384/k)) // at least one full 16-wide GEMM panel
 	rowBytes := a.Type.RowSize(k)
-	if a.Type != runtime.TypeF32 {
-		sp.prepare(nth)
-	}
+	sp.prepare(nth)
 	return func(ith, nth int) error {
 		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
 			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
@@ -284,7 +286,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 				if a.Type == runtime.TypeF32 {
 					ldb := int64(a.Nb[1] / 4)
 					B := floats(am, aoff, (n-1)*ldb+k)
-					if err := vec.GemmNTPart(ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
+					if err := vec.GemmNTPartBuf(&sp.gemm[ith], ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
 					continue
@@ -299,7 +301,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 							return fmt.Errorf("tensor %s: %w", t, err)
 						}
 					}
-					if err := vec.GemmNT(int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+					if err := vec.GemmNTBuf(&sp.gemm[ith], int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
 				}
