@@ -26,6 +26,7 @@ type scratchPool struct {
 	// panels: each worker's packed weight panel (mulmatqgemm.go).
 	qg     []byte
 	panels [][]byte
+	gemm   []vec.GemmBuf // each worker's f32 GEMM packing memory
 }
 
 func (p *scratchPool) prepare(nth int) {
@@ -34,6 +35,9 @@ func (p *scratchPool) prepare(nth int) {
 	}
 	for len(p.panels) < nth {
 		p.panels = append(p.panels, nil)
+	}
+	for len(p.gemm) < nth {
+		p.gemm = append(p.gemm, vec.GemmBuf{})
 	}
 }
 
@@ -114,9 +118,14 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
 		return binaryKernel(t, dst, src[0], src[1])
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
-		return copyKernel(t, dst, src[0], sp, nth)
+		if f := copyKernel(t, dst, src[0], sp, nth); f != nil {
+			return f
+		}
+		return copyElemsKernel(t, dst, src[0]) // fast_copy.go
 	case runtime.OpGetRows:
 		return getRowsKernel(t, dst, src[0], src[1])
+	case runtime.OpDiagMaskInf:
+		return diagMaskInfKernel(t, dst, src[0]) // fast_mask.go
 	case runtime.OpSoftMax:
 		return softMaxKernel(t, dst, src[0], src[1], sp, nth)
 	}
@@ -268,9 +277,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
 	chunk := max(16, min(64, 16384/k)) // at least one full 16-wide GEMM panel
 	rowBytes := a.Type.RowSize(k)
-	if a.Type != runtime.TypeF32 {
-		sp.prepare(nth)
-	}
+	sp.prepare(nth)
 	return func(ith, nth int) error {
 		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
 			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
@@ -280,7 +287,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 				if a.Type == runtime.TypeF32 {
 					ldb := int64(a.Nb[1] / 4)
 					B := floats(am, aoff, (n-1)*ldb+k)
-					if err := vec.GemmNTPart(ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
+					if err := vec.GemmNTPartBuf(&sp.gemm[ith], ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
 					continue
@@ -295,7 +302,7 @@ func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scra
 							return fmt.Errorf("tensor %s: %w", t, err)
 						}
 					}
-					if err := vec.GemmNT(int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+					if err := vec.GemmNTBuf(&sp.gemm[ith], int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
 				}

@@ -37,6 +37,35 @@ func TestFastOpsMatchReference(t *testing.T) {
 		{"cont f16->f16 permuted", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.Cont(ctx.Permute(ctx.NewTensor3D(runtime.TypeF16, 40, 5, 3), 0, 2, 1, 3))
 		}},
+		{"cont f32 permuted heads into rows", func(ctx *runtime.Context) *runtime.Tensor {
+			// A decoder's attention output: {hd, N, H} -> {hd·H, N}.
+			kqv := ctx.NewTensor3D(runtime.TypeF32, 16, 7, 5)
+			return ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), 16*5, 7, 1, 1)
+		}},
+		{"cpy f32 transposed into a cache view", func(ctx *runtime.Context) *runtime.Tensor {
+			// A decoder's values into their cache slots: {dkv, N}^T into
+			// N columns of a {ctx, dkv} cache from column 3 on.
+			v := ctx.NewTensor2D(runtime.TypeF32, 24, 9)
+			cache := ctx.NewTensor2D(runtime.TypeF32, 40, 24)
+			slot := ctx.View2D(cache, 9, 24, cache.Nb[1], 3*4)
+			return ctx.Cpy(ctx.Transpose(v), slot)
+		}},
+		{"cont f16 transposed", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.Cont(ctx.Transpose(ctx.NewTensor2D(runtime.TypeF16, 33, 6)))
+		}},
+		{"cont i32 permuted 4d into rows", func(ctx *runtime.Context) *runtime.Tensor {
+			x := ctx.NewTensor(runtime.TypeI32, 6, 4, 3, 2)
+			return ctx.Cont4D(ctx.Permute(x, 0, 3, 1, 2), 6*3, 4*2, 1, 1)
+		}},
+		{"diag_mask_inf f32", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.DiagMaskInf(ctx.NewTensor3D(runtime.TypeF32, 21, 9, 3), 5)
+		}},
+		{"diag_mask_inf f32 inplace", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.DiagMaskInfInplace(ctx.NewTensor3D(runtime.TypeF32, 16, 16, 2), 0)
+		}},
+		{"diag_mask_inf f32 of a permuted view", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.DiagMaskInf(ctx.Permute(ctx.NewTensor3D(runtime.TypeF32, 12, 4, 7), 0, 2, 1, 3), 2)
+		}},
 		{"get_rows f32", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.GetRows(ctx.NewTensor2D(runtime.TypeF32, 70, 11), ctx.NewTensor1D(runtime.TypeI32, 13))
 		}},
@@ -199,6 +228,20 @@ func TestFastPathsTaken(t *testing.T) {
 			out = append(out, b[(4-uintptr(unsafe.Pointer(&b[0]))%4)%4:][:x.NBytes()])
 		}
 		return out
+	}
+	kqv := ctx.NewTensor3D(f32, 128, 128, 16)
+	attnOut := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), 128*16, 128, 1, 1)
+	vals := ctx.NewTensor2D(f32, 512, 128)
+	cache := ctx.NewTensor2D(f32, 512, 512)
+	cpyV := ctx.Cpy(ctx.Transpose(vals), ctx.View2D(cache, 128, 512, cache.Nb[1], 0))
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*runtime.Tensor{attnOut, cpyV} {
+		src := make([]byte, n.Src[0].NBytes()+4096)
+		if copyElemsKernel(n, make([]byte, n.NBytes()+4096), src) == nil {
+			t.Errorf("%s: the element copy refuses a decoder's shape", n.Op)
+		}
 	}
 	for _, c := range []struct {
 		name string

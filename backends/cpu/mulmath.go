@@ -189,7 +189,7 @@ func mulMatRoundedBlocked(t *runtime.Tensor, dm, am []byte, roundRow func(ith in
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
 				}
-				if err := vec.GemmNT(int(bn), int(cn), int(k), X, int(k), S, int(k), C[jc:], int(ldc)); err != nil {
+				if err := vec.GemmNTBuf(&sp.gemm[ith], int(bn), int(cn), int(k), X, int(k), S, int(k), C[jc:], int(ldc)); err != nil {
 					return fmt.Errorf("tensor %s: %w", t, err)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -459,6 +460,7 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 			}
 			if o.Backend.SupportsBufferType(buf.Type()) {
 				owned = false // the buffer closes the mapping when freed
+				prefaultMapping(mf, o.Backend.Device().TotalMemory)
 				m.wbuf = buf
 				buf.SetUsage(runtime.UsageWeights)
 				for i, t := range ctx.Tensors() {
@@ -478,6 +480,38 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// prefaultMapping maps the file's pages into the process before the
+// first graph reads them (madvise MADV_POPULATE_READ, or MADV_WILLNEED's
+// read-ahead where the kernel lacks it), as llama.cpp's loader does with
+// MAP_POPULATE, then reads one byte of every page: otherwise the prompt,
+// the first graph, pays a page fault per 4 KiB of weights it reads, and
+// on this project's virtual machines the first read of each populated
+// page costs about as much again. A file larger than half of RAM (ram, 0:
+// unknown) is left to fault in as it is read, so that one larger than
+// RAM still loads quickly. Errors only lose the speed-up. See
+// RATIONALE.md, "Weights and compute memory touched at load".
+func prefaultMapping(mf *gguf.Mapped, ram uint64) {
+	if ram == 0 || uint64(len(mf.Bytes())) > ram/2 {
+		return
+	}
+	if mf.Advise(unix.MADV_POPULATE_READ) != nil {
+		_ = mf.Advise(unix.MADV_WILLNEED)
+	}
+	_ = touchPages(mf.Bytes(), os.Getpagesize())
+}
+
+// touchPages reads the first byte of every page of b (page bytes each)
+// and returns their sum, so the reads are not optimized away.
+//
+//go:noinline
+func touchPages(b []byte, page int) byte {
+	var x byte
+	for i := 0; i < len(b); i += page {
+		x += b[i]
+	}
+	return x
 }
 
 // uploadGGUF places each context's tensors in buffers of its device (of

@@ -690,6 +690,17 @@ func (m *Model) Reserve(maxBatch int) error {
 		return fmt.Errorf("llama: reserve: %w", err)
 	}
 	m.reserved = maxBatch
+	// Touch the host compute memory now, at load, rather than in the first
+	// graph (a page fault per 4 KiB, or a huge page zeroed, in the middle
+	// of the prompt): every graph overwrites what it reads. See
+	// RATIONALE.md, "Weights and compute memory touched at load".
+	for _, b := range m.alloc.Buffers(0) {
+		if b.Type().IsHost() {
+			if err := b.Clear(0); err != nil {
+				return fmt.Errorf("llama: reserve: %w", err)
+			}
+		}
+	}
 	size, err := m.alloc.BufferSize(0)
 	if err != nil {
 		return err

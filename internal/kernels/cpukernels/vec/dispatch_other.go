@@ -28,7 +28,7 @@ func silu(dst, a []float32)               { siluGo(dst, a) }
 // Implementation names the kernels in use: "avx2+fma" (assembly) or "go".
 func Implementation() string { return "go" }
 
-func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+func gemmNT(_ *GemmBuf, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	gemmNTGo(m, n, k, a, lda, b, ldb, c, ldc)
 }
 

@@ -48,11 +48,7 @@ func checkGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []floa
 // GemmNT runs on the calling goroutine. To split one product across
 // workers, call GemmNTPart with each worker's index, or GemmNTParallel.
 func GemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
-	if err := checkGemm(m, n, k, a, lda, b, ldb, c, ldc); err != nil {
-		return err
-	}
-	gemmNT(m, n, k, a, lda, b, ldb, c, ldc)
-	return nil
+	return GemmNTBuf(nil, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // GemmNTPart computes part ith (0 ≤ ith < nth) of GemmNT's result: the
@@ -62,6 +58,30 @@ func GemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 // follows the columns of c (rows of b, in multiples of the micro-tile) when
 // n is large enough, and the rows of c otherwise; a part may be empty.
 func GemmNTPart(ith, nth, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	return GemmNTPartBuf(nil, ith, nth, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// GemmBuf is the packing memory of the GEMM kernels, kept by one goroutine
+// across products so that they allocate nothing (a decoder's attention runs
+// two small products per head and layer, each of which allocated its
+// packed block of b). The zero value is ready; a GemmBuf must not be used
+// by two products at once. Every element the kernels read from it is
+// written first in the same product, so results do not depend on it.
+type GemmBuf struct {
+	bp, edge, ct []float32
+}
+
+// slot returns n floats of *s, grown as needed (contents stale).
+func (g *GemmBuf) slot(s *[]float32, n int) []float32 {
+	if cap(*s) < n {
+		*s = make([]float32, n)
+	}
+	return (*s)[:n]
+}
+
+// GemmNTPartBuf is GemmNTPart with its packing memory taken from buf (nil:
+// allocated for the call). The results are GemmNTPart's, bit for bit.
+func GemmNTPartBuf(buf *GemmBuf, ith, nth, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
 	if nth < 1 || ith < 0 || ith >= nth {
 		return fmt.Errorf("%w: part %d of %d", ErrShape, ith, nth)
 	}
@@ -76,7 +96,17 @@ func GemmNTPart(ith, nth, m, n, k int, a []float32, lda int, b []float32, ldb in
 	if k > 0 {
 		ap, bp = a[i0*lda:], b[j0*ldb:]
 	}
-	gemmNT(i1-i0, j1-j0, k, ap, lda, bp, ldb, c[i0*ldc+j0:], ldc)
+	gemmNT(buf, i1-i0, j1-j0, k, ap, lda, bp, ldb, c[i0*ldc+j0:], ldc)
+	return nil
+}
+
+// GemmNTBuf is GemmNT with its packing memory taken from buf (nil:
+// allocated for the call), bit for bit GemmNT's results.
+func GemmNTBuf(buf *GemmBuf, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	if err := checkGemm(m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		return err
+	}
+	gemmNT(buf, m, n, k, a, lda, b, ldb, c, ldc)
 	return nil
 }
 
@@ -110,7 +140,7 @@ func GemmNTParallel(workers, m, n, k int, a []float32, lda int, b []float32, ldb
 		return err
 	}
 	if workers <= 1 {
-		gemmNT(m, n, k, a, lda, b, ldb, c, ldc)
+		gemmNT(nil, m, n, k, a, lda, b, ldb, c, ldc)
 		return nil
 	}
 	var wg sync.WaitGroup

@@ -38,7 +38,7 @@ func dot1x8(k int, a *float32, b *float32, ldb int, c *float32, acc bool)
 //go:noescape
 func packB8(k int, b *float32, ldb int, dst *float32)
 
-func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+func gemmNT(buf *GemmBuf, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if !useAVX2 {
 		gemmNTGo(m, n, k, a, lda, b, ldb, c, ldc)
 		return
@@ -54,19 +54,24 @@ func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 		return
 	}
 	if m < gemmSwapM && n >= 2*m && (m%gemmNR == 0 || m%gemmNR >= 12) {
-		gemmNTSwapped(m, n, k, a, lda, b, ldb, c, ldc)
+		gemmNTSwapped(buf, m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
-	gemmNTPacked(m, n, k, a, lda, b, ldb, c, ldc)
+	gemmNTPacked(buf, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
 // gemmNTSwapped computes C = A·Bᵀ as (B·Aᵀ)ᵀ for products with few rows of
 // a and many of b: the packed operand is then a (cheap to pack) and b is
 // streamed by the micro-kernel straight from memory. The transposed result
 // goes to scratch and is transposed into c in 16-column blocks.
-func gemmNTSwapped(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	ct := make([]float32, n*m)
-	gemmNTPacked(n, m, k, b, ldb, a, lda, ct, m)
+func gemmNTSwapped(buf *GemmBuf, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	var ct []float32
+	if buf != nil {
+		ct = buf.slot(&buf.ct, n*m)
+	} else {
+		ct = make([]float32, n*m)
+	}
+	gemmNTPacked(buf, n, m, k, b, ldb, a, lda, ct, m)
 	for jb := 0; jb < n; jb += 16 {
 		je := min(jb+16, n)
 		for i := 0; i < m; i++ {
@@ -78,15 +83,23 @@ func gemmNTSwapped(m, n, k int, a []float32, lda int, b []float32, ldb int, c []
 	}
 }
 
-// gemmNTPacked is the blocked product around kernel6x16.
-func gemmNTPacked(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// gemmNTPacked is the blocked product around kernel6x16, its packing
+// memory from buf (nil: allocated).
+func gemmNTPacked(buf *GemmBuf, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	kcMax := min(gemmKC, k)
 	ncMax := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
-	bp := make([]float32, kcMax*ncMax)
+	var bp, aEdge []float32
 	m6 := m - m%gemmMR
-	var aEdge []float32
-	if m6 < m {
-		aEdge = make([]float32, gemmMR*kcMax)
+	if buf != nil {
+		bp = buf.slot(&buf.bp, kcMax*ncMax)
+		if m6 < m {
+			aEdge = buf.slot(&buf.edge, gemmMR*kcMax)
+		}
+	} else {
+		bp = make([]float32, kcMax*ncMax)
+		if m6 < m {
+			aEdge = make([]float32, gemmMR*kcMax)
+		}
 	}
 	for jc := 0; jc < n; jc += gemmNC {
 		nb := min(gemmNC, n-jc)
