@@ -477,11 +477,12 @@ var faBlockTypes = map[runtime.Type]bool{
 // with dk-element keys, dv-element values and nkv keys: per chunk of 4096
 // keys its share of the keys (8 elements per iteration, and up to 7 more,
 // or 4 per block) and their weights, 8 keys per iteration for each of its
-// values, and the reductions.
+// values, the reductions, and q's conversion (two walks of a block).
+// TestOpsFlashAttnLoopGuard runs the largest heads at the bound.
 func faIters(dk, dv, nkv int64) int64 {
 	chunks := (nkv + 4095) / 4096
 	perKey := dk/8 + 8
-	return (nkv+63)/64*(perKey+1) + (dv+63)/64*(nkv/8+8*chunks) + chunks*(8+2*7) + dk/32*32 + 16
+	return (nkv+63)/64*(perKey+1) + (dv+63)/64*(nkv/8+8*chunks) + chunks*(8+2*7) + 64 + (dk+63)/64 + 16
 }
 
 // planFlashAttn maps FLASH_ATTN_EXT with f32, f16, bf16 or faBlockTypes

@@ -111,6 +111,9 @@ func TestOpsMore(t *testing.T) {
 		{runtime.TypeQ5_0, true, 0, 0, 65, 4, 2, 96},
 		{runtime.TypeQ5_1, true, 0, 0, 40, 4, 2, 64},
 		{runtime.TypeIQ4_NL, true, 0, 0, 40, 4, 2, 64},
+		// More keys than one chunk of scores in shared memory (4096).
+		{f16, true, 0, 0, 5003, 2, 1, 128},
+		{runtime.TypeQ8_0, false, 0, 0, 8200, 2, 1, 64},
 	} {
 		cases = append(cases, opCase{
 			name: fmt.Sprintf("flash_attn_%s_mask%v_bias%v_cap%v_d%d", fa.kv, fa.mask, fa.maxBias, fa.cap, fa.d),
