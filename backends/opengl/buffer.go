@@ -27,6 +27,7 @@ type bufferType struct {
 	name    string
 	align   uint64
 	maxSize uint64
+	block   uint64 // GL_MAX_SHADER_STORAGE_BLOCK_SIZE, capped and aligned: the most one binding may span
 	mode    UploadMode
 }
 
@@ -38,12 +39,8 @@ func newBufferType(d *device, mode UploadMode) *bufferType {
 	for !runtime.IsPow2(align) {
 		align++
 	}
-	maxSize := d.info.MaxSSBOBlockSize
-	if maxSize > maxIndexable {
-		maxSize = maxIndexable
-	}
-	maxSize &^= align - 1
-	return &bufferType{dev: d, name: fmt.Sprintf("GL%d", d.index), align: align, maxSize: maxSize, mode: mode}
+	block := min(d.info.MaxSSBOBlockSize, maxIndexable) &^ (align - 1)
+	return &bufferType{dev: d, name: fmt.Sprintf("GL%d", d.index), align: align, maxSize: maxIndexable &^ (align - 1), block: block, mode: mode}
 }
 
 // Name returns "GL<device index>".
@@ -52,8 +49,11 @@ func (bt *bufferType) Name() string { return bt.name }
 // Alignment is the SSBO offset alignment, at least 16.
 func (bt *bufferType) Alignment() uint64 { return bt.align }
 
-// MaxSize is GL_MAX_SHADER_STORAGE_BLOCK_SIZE (capped to keep 32-bit word
-// indices valid): a buffer is bound whole to one shader storage block.
+// MaxSize is 4 GiB less a page (32-bit byte offsets stay valid). A buffer
+// larger than GL_MAX_SHADER_STORAGE_BLOCK_SIZE is bound by ranges around
+// each dispatch's tensors, so one tensor (its bytes from ggml's nb
+// strides) must fit in a block: SupportsOp refuses nodes whose tensors do
+// not.
 func (bt *bufferType) MaxSize() uint64 { return bt.maxSize }
 
 // AllocSize is the tensor's byte count.

@@ -16,8 +16,50 @@ import (
 // SupportsOp reports whether Compute has a kernel for node t with its
 // sources' types and layouts.
 func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
-	_, err := plan(t)
+	_, err := b.plan(t)
 	return err == nil
+}
+
+// plan is the package's plan of node t plus the device limit on
+// bindings: every tensor the dispatch reads or writes must fit in one
+// shader storage block from its offset rounded down to the binding
+// alignment (bindRange), wherever the allocator places it.
+func (b *Backend) plan(t *runtime.Tensor) (*launch, error) {
+	l, err := plan(t)
+	if err != nil || l == nil {
+		return l, err
+	}
+	for _, s := range append([]*runtime.Tensor{t, l.bind5, l.bind6}, l.srcs[:]...) {
+		if s != nil && s.NBytes()+b.bt.align+4 > b.bt.block {
+			return nil, fmt.Errorf("opengl: tensor %s spans %d bytes, more than one %d-byte shader storage block: %w", s, s.NBytes(), b.bt.block, runtime.ErrUnsupported)
+		}
+	}
+	return l, nil
+}
+
+// binding is a buffer range bound to one shader storage block.
+type binding struct {
+	id        uint32
+	off, size uint64 // the range; size 0 binds the whole buffer
+}
+
+// bindRange returns the binding of tensor t in gb and the bytes to
+// subtract from t's offset in the kernel's parameters. A buffer within
+// one block is bound whole (offsets unchanged); a larger one from t's
+// offset rounded down to the alignment, as far as one block (or the
+// buffer's end) reaches.
+func (b *Backend) bindRange(gb *buffer, t *runtime.Tensor) (binding, uint64, error) {
+	bt := b.bt
+	if gb.size <= bt.block {
+		return binding{id: gb.id}, 0, nil
+	}
+	base := t.Offset &^ (bt.align - 1)
+	end := min(runtime.AlignUp(gb.size, 4), base+bt.block)
+	if t.Offset+t.NBytes() > end {
+		return binding{}, 0, fmt.Errorf("opengl: tensor %s at offset %d spans %d bytes, past the %d-byte shader storage block bound from %d: %w",
+			t, t.Offset, t.NBytes(), bt.block, base, runtime.ErrUnsupported)
+	}
+	return binding{id: gb.id, off: base, size: end - base}, base, nil
 }
 
 // step is one prepared dispatch.
@@ -26,8 +68,9 @@ type step struct {
 	kernel  string
 	defines []string
 	params  [numParams]uint32
-	bufs    [numSlots]uint32
-	bind5   uint32 // buffer at binding 5 (launch.bind5), 0 if none
+	bufs    [numSlots]binding
+	bind5   binding // binding 5 (launch.bind5); id 0 if none
+	bind6   binding // binding 6 (launch.bind6); id 0 if none
 	groups  uint64
 	status  bool
 }
@@ -76,7 +119,7 @@ func (b *Backend) glBuffer(t *runtime.Tensor) (*buffer, error) {
 func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 	var steps []step
 	for _, n := range g.Nodes() {
-		l, err := plan(n)
+		l, err := b.plan(n)
 		if err != nil {
 			return nil, err
 		}
@@ -85,29 +128,51 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 		}
 		st := step{node: n, params: l.params(n), groups: l.groups(n), status: l.status}
 		st.kernel, st.defines = l.variant()
-		db, err := b.glBuffer(n)
+		// bind places tensor x at slot i (its descriptor's offset word,
+		// or, for bindings 5 and 6, extra word l.bind5Off or l.bind6Off).
+		bind := func(x *runtime.Tensor, i int) (binding, error) {
+			gb, err := b.glBuffer(x)
+			if err != nil {
+				return binding{}, err
+			}
+			bd, base, err := b.bindRange(gb, x)
+			if err != nil {
+				return binding{}, err
+			}
+			switch i {
+			case numSlots:
+				st.params[extraBase+l.bind5Off] -= uint32(base)
+			case numSlots + 1:
+				st.params[extraBase+l.bind6Off] -= uint32(base)
+			default:
+				st.params[i*slotWords+1] -= uint32(base)
+			}
+			return bd, nil
+		}
+		db, err := bind(n, 0)
 		if err != nil {
 			return nil, err
 		}
 		for i := range st.bufs {
-			st.bufs[i] = db.id
+			st.bufs[i] = db
 		}
 		for i, s := range l.srcs {
 			if s == nil {
 				continue
 			}
-			sb, err := b.glBuffer(s)
-			if err != nil {
+			if st.bufs[i+1], err = bind(s, i+1); err != nil {
 				return nil, fmt.Errorf("node %s: source: %w", n, err)
 			}
-			st.bufs[i+1] = sb.id
 		}
 		if l.bind5 != nil {
-			mb, err := b.glBuffer(l.bind5)
-			if err != nil {
+			if st.bind5, err = bind(l.bind5, numSlots); err != nil {
 				return nil, fmt.Errorf("node %s: source: %w", n, err)
 			}
-			st.bind5 = mb.id
+		}
+		if l.bind6 != nil {
+			if st.bind6, err = bind(l.bind6, numSlots+1); err != nil {
+				return nil, fmt.Errorf("node %s: source: %w", n, err)
+			}
 		}
 		if st.groups == 0 {
 			continue
@@ -152,14 +217,15 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 			if p.params >= 0 {
 				gl.Uniform1uiv(p.params, numParams, &st.params[0])
 			}
-			for k, id := range st.bufs {
-				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, uint32(k), id)
+			for k, bd := range st.bufs {
+				bd.bind(uint32(k))
 			}
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots, d.status)
-			if st.bind5 != 0 {
-				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots+1, st.bind5)
-			} else {
-				gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots+1, st.bufs[0])
+			for k, bd := range [2]binding{st.bind5, st.bind6} {
+				if bd.id == 0 {
+					bd = st.bufs[0]
+				}
+				bd.bind(uint32(numSlots + 1 + k))
 			}
 			x, y := d.split(st.groups)
 			gl.DispatchCompute(x, y, 1)
@@ -178,6 +244,15 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 		}
 		return nil
 	})
+}
+
+// bind binds the range to shader storage binding point k (GL thread).
+func (bd binding) bind(k uint32) {
+	if bd.size == 0 {
+		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, k, bd.id)
+		return
+	}
+	gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, k, bd.id, int(bd.off), int(bd.size))
 }
 
 // split spreads n work groups over x and y within the device's limits.

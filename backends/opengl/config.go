@@ -43,9 +43,9 @@ type Config struct {
 	Device int
 	// Upload selects how SetTensor/GetTensor move bytes (zero: auto).
 	Upload UploadMode
-	// MaxBufferSize, when non-zero, lowers the buffer type's MaxSize below
-	// the device's GL_MAX_SHADER_STORAGE_BLOCK_SIZE (to test or force
-	// splitting); it is rounded down to the alignment.
+	// MaxBufferSize, when non-zero, lowers the buffer type's MaxSize
+	// (4 GiB less a page; to test or force splitting); it is rounded down
+	// to the alignment.
 	MaxBufferSize uint64
 }
 

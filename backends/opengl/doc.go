@@ -36,8 +36,10 @@
 // The buffer type "GL<n>" allocates immutable-storage SSBOs
 // (glBufferStorage). Base is a fixed fake address: only offsets matter.
 // Alignment is GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT (at least 16) and
-// MaxSize is GL_MAX_SHADER_STORAGE_BLOCK_SIZE (128 MiB on llvmpipe), so the
-// allocators split big graphs and weight sets into several buffers.
+// MaxSize 4 GiB less a page. A buffer larger than
+// GL_MAX_SHADER_STORAGE_BLOCK_SIZE (128 MiB on llvmpipe) is bound by ranges
+// around each dispatch's tensors, so SupportsOp refuses only nodes with a
+// tensor larger than one block.
 //
 // # Kernels
 //

@@ -466,29 +466,53 @@ func planUnits(t *runtime.Tensor) (l *launch, why string, ok bool) {
 	return l, "", true
 }
 
-// planFlashAttn maps FLASH_ATTN_EXT with f32 or f16 keys and values, an
-// optional f16 mask and no sinks to flash_attn.comp.
+// faBlockTypes are the key/value block types flash_attn.comp reads (the
+// KV cache types llama.cpp offers, as ggml's CPU kernel takes them).
+var faBlockTypes = map[runtime.Type]bool{
+	runtime.TypeQ4_0: true, runtime.TypeQ4_1: true, runtime.TypeQ5_0: true, runtime.TypeQ5_1: true,
+	runtime.TypeQ8_0: true, runtime.TypeIQ4_NL: true,
+}
+
+// faIters bounds the loop iterations of one flash_attn.comp invocation
+// with dk-element keys, dv-element values and nkv keys: per chunk of 4096
+// keys its share of the keys (8 elements per iteration, and up to 7 more,
+// or 4 per block) and their weights, 8 keys per iteration for each of its
+// values, the reductions, and q's conversion (two walks of a block).
+// TestOpsFlashAttnLoopGuard runs the largest heads at the bound.
+func faIters(dk, dv, nkv int64) int64 {
+	chunks := (nkv + 4095) / 4096
+	perKey := dk/8 + 8
+	return (nkv+63)/64*(perKey+1) + (dv+63)/64*(nkv/8+8*chunks) + chunks*(8+2*7) + 64 + (dk+63)/64 + 16
+}
+
+// planFlashAttn maps FLASH_ATTN_EXT with f32, f16, bf16 or faBlockTypes
+// keys and values, an optional f16 mask and optional f32 sinks to
+// flash_attn.comp.
 func planFlashAttn(t *runtime.Tensor) (*launch, string) {
-	q, k, v, m := t.Src[0], t.Src[1], t.Src[2], t.Src[3]
+	q, k, v, m, sinks := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
 	if why := need(t, 3); why != "" {
 		return nil, why
 	}
-	if t.Src[4] != nil {
-		return nil, "flash attention with sinks"
+	kv := func(x *runtime.Tensor) bool {
+		if isFloat(x.Type) {
+			return true
+		}
+		// Block rows: whole blocks, each row's blocks adjacent.
+		return faBlockTypes[x.Type] && x.Ne[0]%32 == 0 && x.Nb[0] == x.Type.Size()
 	}
-	kv := func(x *runtime.Tensor) bool { return x.Type == runtime.TypeF32 || x.Type == runtime.TypeF16 }
 	if t.Type != runtime.TypeF32 || q.Type != runtime.TypeF32 || !kv(k) || !kv(v) {
-		return nil, "want f32 q and result, f32 or f16 k and v"
+		return nil, "want f32 q and result; f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0 or iq4_nl k and v (block rows of whole blocks)"
 	}
 	if k.Ne[0] != q.Ne[0] || k.Ne[1] != v.Ne[1] || k.Ne[2] == 0 || v.Ne[2] == 0 || k.Ne[3] == 0 || v.Ne[3] == 0 ||
 		q.Ne[2]%k.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 || q.Ne[3]%k.Ne[3] != 0 || q.Ne[3]%v.Ne[3] != 0 ||
 		t.Ne != [4]int64{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]} {
-		return nil, "q, k, v and result shapes do not fit"
+		return nil, "q, k and v shapes do not fit"
 	}
-	// The scores of a row live in shared memory (4096 floats), and
-	// llvmpipe runs at most 65535 loop iterations per invocation.
+	// q lives in shared memory (576 elements), values in 8 accumulators
+	// per invocation (512), and llvmpipe runs at most 65535 loop
+	// iterations per invocation (faIters).
 	nkv := k.Ne[1]
-	if iters := (nkv+63)/64*(q.Ne[0]+2) + (v.Ne[0]+63)/64*(nkv+1); nkv > 4096 || iters > 60000 {
+	if q.Ne[0] > 576 || v.Ne[0] > 512 || faIters(q.Ne[0], v.Ne[0], nkv) > 60000 {
 		return nil, fmt.Sprintf("%d keys of %d and %d elements (shared memory, llvmpipe's loop limit)", nkv, q.Ne[0], v.Ne[0])
 	}
 	if m == nil && t.OpParamF32(1) > 0 {
@@ -503,6 +527,14 @@ func planFlashAttn(t *runtime.Tensor) (*launch, string) {
 		}
 		l.bind5 = m
 		l.extra = [8]uint32{uint32(m.Offset), uint32(m.Nb[1]), uint32(m.Nb[2]), uint32(m.Nb[3]), uint32(m.Ne[2]), uint32(m.Ne[3]), 1}
+	}
+	if sinks != nil {
+		if sinks.Type != runtime.TypeF32 || !sinks.IsContiguous() || sinks.Nelements() != q.Ne[2] {
+			return nil, "sinks must be contiguous f32, one per head"
+		}
+		l.bind6, l.bind6Off = sinks, 7
+		l.extra[6] |= 2
+		l.extra[7] = uint32(sinks.Offset)
 	}
 	return l, ""
 }

@@ -43,3 +43,30 @@ func TestOpsMulMatLoopGuard(t *testing.T) {
 	}
 	checkCases(t, b, cases)
 }
+
+// TestOpsFlashAttnLoopGuard runs FLASH_ATTN_EXT at the most keys the
+// planner takes (faIters at most 60000) for the largest heads (576-element
+// keys, 512-element values: the most loop iterations per key): an
+// invocation that llvmpipe's guard stopped early would leave keys out of
+// the sum. One work group walks 26176 keys, half a minute on llvmpipe, so
+// the race-detector run skips it (make test-opengl runs it without).
+func TestOpsFlashAttnLoopGuard(t *testing.T) {
+	if raceEnabled {
+		t.Skip("slow under the race detector; make test-opengl runs it without")
+	}
+	b := open(t, Config{Upload: UploadSubData})
+	f32, f16 := runtime.TypeF32, runtime.TypeF16
+	const dk, dv = 576, 512
+	lo, hi := int64(1), int64(1<<20)
+	for lo < hi { // the largest nkv within the planner's bound
+		m := (lo + hi + 1) / 2
+		if faIters(dk, dv, m) <= 60000 {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	checkCases(t, b, []opCase{{name: fmt.Sprintf("flash_attn_dk%d_kv%d", dk, lo), build: func(c *runtime.Context) *runtime.Tensor {
+		return c.FlashAttnExt(in(c, f32, "q", dk, 1, 1), in(c, f16, "k", dk, lo, 1), in(c, f16, "v", dv, lo, 1), nil, 0.125, 0, 0)
+	}, tol: 5e-4}})
+}

@@ -104,6 +104,16 @@ func TestOpsMore(t *testing.T) {
 		{f16, true, 8, 0, 70, 4, 4, 80},
 		{f32, false, 0, 30, 33, 2, 1, 32},
 		{f16, true, 0, 20, 200, 8, 2, 128},
+		{runtime.TypeBF16, true, 0, 0, 50, 4, 2, 64},
+		{runtime.TypeQ8_0, true, 0, 0, 70, 4, 2, 64},
+		{runtime.TypeQ4_0, true, 8, 0, 40, 4, 4, 32},
+		{runtime.TypeQ4_1, false, 0, 10, 33, 2, 1, 64},
+		{runtime.TypeQ5_0, true, 0, 0, 65, 4, 2, 96},
+		{runtime.TypeQ5_1, true, 0, 0, 40, 4, 2, 64},
+		{runtime.TypeIQ4_NL, true, 0, 0, 40, 4, 2, 64},
+		// More keys than one chunk of scores in shared memory (4096).
+		{f16, true, 0, 0, 5003, 2, 1, 128},
+		{runtime.TypeQ8_0, false, 0, 0, 8200, 2, 1, 64},
 	} {
 		cases = append(cases, opCase{
 			name: fmt.Sprintf("flash_attn_%s_mask%v_bias%v_cap%v_d%d", fa.kv, fa.mask, fa.maxBias, fa.cap, fa.d),
@@ -127,6 +137,39 @@ func TestOpsMore(t *testing.T) {
 					}
 				}
 				return encode(f16, f)
+			},
+			tol: 1e-6,
+		})
+	}
+	// Sinks: one f32 score per head joins each soft-max (with a mask, a
+	// fully masked row, and without a mask).
+	for _, withMask := range []bool{true, false} {
+		cases = append(cases, opCase{
+			name: fmt.Sprintf("flash_attn_sinks_mask%v", withMask),
+			build: func(c *runtime.Context) *runtime.Tensor {
+				var m *runtime.Tensor
+				if withMask {
+					m = in(c, f16, "mask", 48, 3)
+				}
+				r := c.FlashAttnExt(in(c, f32, "q", 64, 3, 4), in(c, runtime.TypeQ8_0, "k", 64, 48, 2),
+					in(c, runtime.TypeQ8_0, "v", 64, 48, 2), m, 0.125, 0, 0)
+				return c.FlashAttnExtAddSinks(r, in(c, f32, "sinks", 4))
+			},
+			fill: func(tt *runtime.Tensor, i int, r *rand.Rand) []byte {
+				switch tt.Name {
+				case "mask":
+					f := make([]float32, tt.Nelements())
+					for j := range f {
+						f[j] = -2 * r.Float32()
+						if j < 48 || r.IntN(5) == 0 {
+							f[j] = float32(math.Inf(-1)) // row 0 fully masked
+						}
+					}
+					return encode(f16, f)
+				case "sinks":
+					return randomBytes(tt, r, -2, 4)
+				}
+				return nil
 			},
 			tol: 1e-6,
 		})

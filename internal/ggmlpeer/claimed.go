@@ -29,7 +29,11 @@ package ggmlpeer
 // each (ne [16,16,8192] views, v=1) were never judged OK on GL. The cpu
 // list keeps FLASH_ATTN_EXT after its grouped decode path: a run of 04:xx
 // UTC passed 5142 cases before its 30-minute limit and the 200 after them
-// passed in runs filtered with -p (branch fadecode).
+// passed in runs filtered with -p (branch fadecode). ROPE and ROPE_BACK
+// rejoined the opengl list once GL buffers bound by range let those views'
+// 200 MB sources allocate (branch gl-llama, 2026-12-02 06:2x-06:4x UTC:
+// ROPE 320 cases before a 10-minute limit and the other 150 with -p, all
+// passed; ROPE_BACK 404 of 404).
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
@@ -54,7 +58,7 @@ var Claimed = map[string][]string{
 		"GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D",
 		"L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD",
 		"PAD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK",
-		"RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROUND", "SCALE", "SET", "SGN",
+		"RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE", "ROPE_BACK", "ROUND", "SCALE", "SET", "SGN",
 		"SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT",
 		"SSM_CONV", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH",
 		"TIMESTEP_EMBEDDING", "TRI", "TRUNC", "UPSCALE", "XIELU",
