@@ -206,7 +206,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			}
 		}
 		if logDir != "" && o.reuse {
-			if r, note, ok := reuseLog(logDir, op, len(filters)); ok {
+			if r, note, ok := reuseLog(logDir, op); ok {
 				col.results[op], col.notes[op] = r, note
 				b, err := os.ReadFile(filepath.Join(logDir, ".built"))
 				if err != nil {
@@ -222,6 +222,9 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			continue
 		}
 		start := time.Now()
+		if logDir != "" {
+			clearLogs(logDir, op)
+		}
 		parts := make([]*ggmlpeer.OpResult, 0, len(filters))
 		note := ""
 		for c, filter := range filters {
@@ -293,21 +296,24 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 }
 
 // reuseLog parses a finished run's log (one with a .note file, written
-// after the run). An op run in chunks (chunks > 1) has one log per chunk,
-// OP.cN.out, merged here as the run merged them.
-func reuseLog(dir, op string, chunks int) (*ggmlpeer.OpResult, string, bool) {
+// after the run). An op run in chunks has one log per chunk, OP.c1.out,
+// OP.c2.out, ..., merged here as the run merged them; chunks written by
+// hand (runs with other -p filters, renamed) merge the same way.
+func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	note, err := os.ReadFile(filepath.Join(dir, op+".note"))
 	if err != nil {
 		return nil, "", false
 	}
 	stems := []string{op}
-	if chunks > 1 {
-		if _, err := os.Stat(filepath.Join(dir, op+".c1.out")); err == nil {
-			stems = stems[:0]
-			for c := 1; c <= chunks; c++ {
-				stems = append(stems, fmt.Sprintf("%s.c%d", op, c))
-			}
+	for c := 1; ; c++ {
+		stem := fmt.Sprintf("%s.c%d", op, c)
+		if _, err := os.Stat(filepath.Join(dir, stem+".out")); err != nil {
+			break
 		}
+		if c == 1 {
+			stems = stems[:0]
+		}
+		stems = append(stems, stem)
 	}
 	parts := make([]*ggmlpeer.OpResult, 0, len(stems))
 	for _, stem := range stems {
@@ -318,6 +324,15 @@ func reuseLog(dir, op string, chunks int) (*ggmlpeer.OpResult, string, bool) {
 		parts = append(parts, opResult(out, op))
 	}
 	return mergeResults(op, parts), strings.TrimSpace(string(note)), true
+}
+
+// clearLogs removes an earlier run's logs of op (whole or in chunks), so
+// a later -reuse never merges a stale chunk into this run.
+func clearLogs(dir, op string) {
+	old, _ := filepath.Glob(filepath.Join(dir, op+".c*.*"))
+	for _, f := range append(old, filepath.Join(dir, op+".out"), filepath.Join(dir, op+".err"), filepath.Join(dir, op+".note")) {
+		_ = os.Remove(f)
+	}
 }
 
 // runOp runs test-backend-ops for op (its cases matching filter, all when

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +135,28 @@ func TestMergeResults(t *testing.T) {
 	}
 	if got := mergeResults("ADD", []*ggmlpeer.OpResult{a}); got != a {
 		t.Error("one part is returned as is")
+	}
+}
+
+func TestReuseLogChunks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	section := func(cases ...string) string {
+		return "Backend 1/1: RPC0\n" + strings.Join(cases, "\n") + "\n  1/1 tests passed\n"
+	}
+	write("ROPE.note", "in two runs")
+	write("ROPE.c1.out", section("  ROPE(a=1): OK", "  ROPE(a=2): OK"))
+	write("ROPE.c2.out", section("  ROPE(a=3): FAIL"))
+	r, note, ok := reuseLog(dir, "ROPE")
+	if !ok || note != "in two runs" || r.Passed != 2 || r.Failed != 1 {
+		t.Fatalf("reuseLog = %+v %q %v", r, note, ok)
+	}
+	clearLogs(dir, "ROPE")
+	if _, _, ok := reuseLog(dir, "ROPE"); ok {
+		t.Error("clearLogs left a log behind")
 	}
 }
