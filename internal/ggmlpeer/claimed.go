@@ -33,7 +33,13 @@ package ggmlpeer
 // rejoined the opengl list once GL buffers bound by range let those views'
 // 200 MB sources allocate (branch gl-llama, 2026-12-02 06:2x-06:4x UTC:
 // ROPE 320 cases before a 10-minute limit and the other 150 with -p, all
-// passed; ROPE_BACK 404 of 404).
+// passed; ROPE_BACK 404 of 404). MUL_MAT and MUL_MAT_ID joined the cpu
+// list once conformance ran them in chunks of their cases (RATIONALE, "The
+// longest ops run in chunks of their cases"): MUL_MAT 2510 of 2510 judged
+// cases (and 359 the reference cannot run) at commit 7507169, 2026-12-02
+// 07:42-07:55 UTC; MUL_MAT_ID 945 of 945 at 608293d, 06:49-07:24 UTC, whose
+// kernels (the reference MUL_MAT_ID over vec's row dots) did not change
+// before 7507169.
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
@@ -43,6 +49,7 @@ var Claimed = map[string][]string{
 		"EXPM1", "FILL", "FLASH_ATTN_EXT", "FLOOR", "GATED_DELTA_NET", "GATED_LINEAR_ATTN", "GEGLU", "GEGLU_ERF",
 		"GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK", "GET_ROWS", "GET_ROWS_BACK", "GROUP_NORM",
 		"HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D", "L2_NORM", "LEAKY_RELU", "LIGHTNING_INDEXER", "LOG", "MEAN", "MUL",
+		"MUL_MAT", "MUL_MAT_ID",
 		"NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "OUT_PROD", "PAD", "PAD_REFLECT_1D", "POOL_1D",
 		"POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL",
 		"ROPE", "ROPE_BACK", "ROUND", "RWKV_WKV6", "RWKV_WKV7", "SCALE", "SET", "SET_ROWS", "SGN", "SIGMOID",
