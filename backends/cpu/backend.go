@@ -191,7 +191,12 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	if err := pins.pin(n); err != nil {
 		return err
 	}
-	var mem [runtime.MaxSrc + 1][]byte
+	// The bytes of the node and its sources live in the scratch pool (used
+	// by one Compute at a time, under b.mu): the kernels' closures keep
+	// slices of this array, which on the stack would move to the heap, one
+	// allocation per node. Cleared on return so no mapping stays referenced.
+	mem := &scratch.mem
+	defer clear(mem[:])
 	var err error
 	if mem[0], err = hostMem(n); err != nil {
 		return err

@@ -27,6 +27,8 @@ type scratchPool struct {
 	qg     []byte
 	panels [][]byte
 	gemm   []vec.GemmBuf // each worker's f32 GEMM packing memory
+	// mem: the bytes of the node being computed (0) and of its sources.
+	mem [runtime.MaxSrc + 1][]byte
 }
 
 func (p *scratchPool) prepare(nth int) {
