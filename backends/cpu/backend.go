@@ -194,9 +194,9 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	// The bytes of the node and its sources live in the scratch pool (used
 	// by one Compute at a time, under b.mu): the kernels' closures keep
 	// slices of this array, which on the stack would move to the heap, one
-	// allocation per node. Cleared on return so no mapping stays referenced.
+	// allocation per node. Released on return so nothing stays referenced.
 	mem := &scratch.mem
-	defer clear(mem[:])
+	defer scratch.release()
 	var err error
 	if mem[0], err = hostMem(n); err != nil {
 		return err

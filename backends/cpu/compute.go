@@ -29,6 +29,17 @@ type scratchPool struct {
 	gemm   []vec.GemmBuf // each worker's f32 GEMM packing memory
 	// mem: the bytes of the node being computed (0) and of its sources.
 	mem [runtime.MaxSrc + 1][]byte
+	// mmB: the running mulMatKernelB product; mmBRun: its run method,
+	// bound once (a method value allocates).
+	mmB    mulMatBJob
+	mmBRun func(ith, nth int) error
+}
+
+// release drops what the last node left in p (its memory and tensors), so
+// nothing stays referenced between Computes.
+func (p *scratchPool) release() {
+	clear(p.mem[:])
+	p.mmB = mulMatBJob{}
 }
 
 func (p *scratchPool) prepare(nth int) {
@@ -265,53 +276,81 @@ func mulMatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int
 }
 
 // mulMatKernelB is mulMatKernel with the activations (f32, dense rows) at
-// bm with strides bnb in place of t.Src[1]'s.
+// bm with strides bnb in place of t.Src[1]'s. The job's parameters live in
+// sp (one MUL_MAT runs at a time per pool) and the returned function is
+// bound to them once: a closure per node would be a heap allocation per
+// matrix product, a measurable part of a small decoder's token.
 func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scratchPool, nth int) func(ith, nth int) error {
-	a, b := t.Src[0], t.Src[1]
+	a := t.Src[0]
 	if !f32Layout(t, dm) || !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
 		return nil
 	}
 	if a.Type == runtime.TypeF32 && !f32Layout(a, am) {
 		return nil
 	}
+	k := a.Ne[0]
+	sp.prepare(nth)
+	sp.mmB = mulMatBJob{
+		t: t, dm: dm, am: am, bm: bm, bnb: bnb, sp: sp,
+		lda: int64(bnb[1] / 4), ldc: int64(t.Nb[1] / 4),
+		chunk:    max(16, min(64, 16384/k)), // at least one full 16-wide GEMM panel
+		rowBytes: a.Type.RowSize(k),
+	}
+	if sp.mmBRun == nil {
+		sp.mmBRun = sp.mmB.run
+	}
+	return sp.mmBRun
+}
+
+// mulMatBJob is one mulMatKernelB product: the result t at dm, the
+// weights at am, the activations at bm with strides bnb.
+type mulMatBJob struct {
+	t          *runtime.Tensor
+	dm, am, bm []byte
+	bnb        [4]uint64
+	sp         *scratchPool
+	lda, ldc   int64
+	chunk      int64
+	rowBytes   uint64
+}
+
+// run is worker ith's share of the product.
+func (j *mulMatBJob) run(ith, nth int) error {
+	t, dm, am, bm, bnb, sp := j.t, j.dm, j.am, j.bm, j.bnb, j.sp
+	a, b := t.Src[0], t.Src[1]
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
-	chunk := max(16, min(64, 16384/k)) // at least one full 16-wide GEMM panel
-	rowBytes := a.Type.RowSize(k)
-	sp.prepare(nth)
-	return func(ith, nth int) error {
-		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
-			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
-				A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
-				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
-				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
-				if a.Type == runtime.TypeF32 {
-					ldb := int64(a.Nb[1] / 4)
-					B := floats(am, aoff, (n-1)*ldb+k)
-					if err := vec.GemmNTPartBuf(&sp.gemm[ith], ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
-						return fmt.Errorf("tensor %s: %w", t, err)
-					}
-					continue
+	lda, ldc, chunk, rowBytes := j.lda, j.ldc, j.chunk, j.rowBytes
+	for i3 := int64(0); i3 < b.Ne[3]; i3++ {
+		for i2 := int64(0); i2 < b.Ne[2]; i2++ {
+			A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
+			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
+			aoff := off3(a.Nb, 0, i2/r2, i3/r3)
+			if a.Type == runtime.TypeF32 {
+				ldb := int64(a.Nb[1] / 4)
+				B := floats(am, aoff, (n-1)*ldb+k)
+				if err := vec.GemmNTPartBuf(&sp.gemm[ith], ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
 				}
-				j0, j1 := cpukernels.RowRange(n, ith, nth)
-				for jc := j0; jc < j1; jc += chunk {
-					cn := min(chunk, j1-jc)
-					S := sp.get(ith, int(cn*k))
-					for j := int64(0); j < cn; j++ {
-						ro := aoff + uint64(jc+j)*a.Nb[1]
-						if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil { // toFloatRow: fast_ops.go
-							return fmt.Errorf("tensor %s: %w", t, err)
-						}
-					}
-					if err := vec.GemmNTBuf(&sp.gemm[ith], int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+				continue
+			}
+			j0, j1 := cpukernels.RowRange(n, ith, nth)
+			for jc := j0; jc < j1; jc += chunk {
+				cn := min(chunk, j1-jc)
+				S := sp.get(ith, int(cn*k))
+				for j := int64(0); j < cn; j++ {
+					ro := aoff + uint64(jc+j)*a.Nb[1]
+					if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil { // toFloatRow: fast_ops.go
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
+				}
+				if err := vec.GemmNTBuf(&sp.gemm[ith], int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
 				}
 			}
 		}
-		return nil
 	}
+	return nil
 }
 
 // copyKernel handles DUP, CONT and CPY when source and result rows have the
