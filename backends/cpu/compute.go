@@ -33,6 +33,10 @@ type scratchPool struct {
 	// bound once (a method value allocates).
 	mmB    mulMatBJob
 	mmBRun func(ith, nth int) error
+	// mmQ: the running mulMatQuantKernels product; mmQQuant, mmQDot:
+	// its phases, bound once.
+	mmQ              mulMatQJob
+	mmQQuant, mmQDot func(ith, nth int) error
 }
 
 // release drops what the last node left in p (its memory and tensors), so
@@ -40,6 +44,7 @@ type scratchPool struct {
 func (p *scratchPool) release() {
 	clear(p.mem[:])
 	p.mmB = mulMatBJob{}
+	p.mmQ = mulMatQJob{}
 }
 
 func (p *scratchPool) prepare(nth int) {
