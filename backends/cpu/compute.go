@@ -37,6 +37,10 @@ type scratchPool struct {
 	// its phases, bound once.
 	mmQ              mulMatQJob
 	mmQQuant, mmQDot func(ith, nth int) error
+	// bin: the running binaryKernel node; binDense, binRows: its two
+	// forms, bound once.
+	bin               binaryJob
+	binDense, binRows func(ith, nth int) error
 }
 
 // release drops what the last node left in p (its memory and tensors), so
@@ -45,6 +49,7 @@ func (p *scratchPool) release() {
 	clear(p.mem[:])
 	p.mmB = mulMatBJob{}
 	p.mmQ = mulMatQJob{}
+	p.bin = binaryJob{}
 }
 
 func (p *scratchPool) prepare(nth int) {
@@ -134,7 +139,7 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	case runtime.OpMulMat:
 		return mulMatKernel(t, dst, src[0], src[1], sp, nth)
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
-		return binaryKernel(t, dst, src[0], src[1])
+		return binaryKernel(t, dst, src[0], src[1], sp)
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
 		if f := copyKernel(t, dst, src[0], sp, nth); f != nil {
 			return f
@@ -213,7 +218,7 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 
 // binaryKernel handles ADD, SUB, MUL, DIV on f32 rows, with b's row
 // repeated along the row.
-func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) error {
+func binaryKernel(t *runtime.Tensor, dst, am, bm []byte, sp *scratchPool) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	if !f32Layout(t, dst) || !f32Layout(a, am) || !f32Layout(b, bm) {
 		return nil
@@ -229,26 +234,54 @@ func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) erro
 	default:
 		op = vec.Div
 	}
-	ne0, bne0 := t.Ne[0], b.Ne[0]
-	if t.IsContiguous() && a.IsContiguous() && b.IsContiguous() && runtime.SameShape(a, t) && runtime.SameShape(b, t) {
-		// One call per worker over its whole block of rows, so that vec sees
-		// the block's size (large outputs use streaming stores).
-		return func(ith, nth int) error {
-			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-			if r0 < r1 {
-				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
-				op(floats(dst, o, n), floats(am, o, n), floats(bm, o, n))
-			}
-			return nil
-		}
+	// The job lives in sp and its two forms are bound once (a closure per
+	// node would be a heap allocation per add or multiply).
+	sp.bin = binaryJob{t: t, dst: dst, am: am, bm: bm, op: op}
+	if sp.binDense == nil {
+		sp.binDense, sp.binRows = sp.bin.dense, sp.bin.rows
 	}
-	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+	if t.IsContiguous() && a.IsContiguous() && b.IsContiguous() && runtime.SameShape(a, t) && runtime.SameShape(b, t) {
+		return sp.binDense
+	}
+	return sp.binRows
+}
+
+// binaryJob is one binaryKernel node: t = op(a, b) over the bytes dst,
+// am, bm.
+type binaryJob struct {
+	t           *runtime.Tensor
+	dst, am, bm []byte
+	op          func(d, x, y []float32)
+}
+
+// dense is worker ith's share of a node whose three tensors are dense
+// and of one shape: one call per worker over its whole block of rows, so
+// that vec sees the block's size (large outputs use streaming stores).
+func (j *binaryJob) dense(ith, nth int) error {
+	t := j.t
+	ne0 := t.Ne[0]
+	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 < r1 {
+		o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
+		j.op(floats(j.dst, o, n), floats(j.am, o, n), floats(j.bm, o, n))
+	}
+	return nil
+}
+
+// rows is worker ith's share of the rows otherwise, b broadcast over a.
+func (j *binaryJob) rows(ith, nth int) error {
+	t, dst, am, bm, op := j.t, j.dst, j.am, j.bm, j.op
+	a, b := t.Src[0], t.Src[1]
+	ne0, bne0 := t.Ne[0], b.Ne[0]
+	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	for r := r0; r < r1; r++ {
+		i1, i2, i3 := rowCoords(t.Ne, r)
 		d := floats(dst, off3(t.Nb, i1, i2, i3), ne0)
 		x := floats(am, off3(a.Nb, i1, i2, i3), ne0)
 		y := floats(bm, off3(b.Nb, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), bne0)
 		if bne0 == ne0 {
 			op(d, x, y)
-			return nil
+			continue
 		}
 		if bne0 == 1 && t.Op != runtime.OpDiv {
 			s := y[0]
@@ -260,13 +293,13 @@ func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) erro
 			default:
 				vec.Scale(d, x, s)
 			}
-			return nil
+			continue
 		}
 		for j := int64(0); j < ne0; j += bne0 {
 			op(d[j:j+bne0], x[j:j+bne0], y)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // mulMatKernel computes MUL_MAT with vec's GEMM: each result matrix is
