@@ -112,15 +112,31 @@ func rowCoords(ne [4]int64, r int64) (i1, i2, i3 int64) {
 	return r % ne[1], (r / ne[1]) % ne[2], r / (ne[1] * ne[2])
 }
 
+// nextRow moves the coordinates of a row of a tensor of shape ne to the
+// next row's (rowCoords of r+1 from those of r, without divisions).
+func nextRow(ne [4]int64, i1, i2, i3 int64) (int64, int64, int64) {
+	if i1++; i1 < ne[1] {
+		return i1, i2, i3
+	}
+	if i2++; i2 < ne[2] {
+		return 0, i2, i3
+	}
+	return 0, 0, i3 + 1
+}
+
 // rowsKernel runs f on each of the worker's share of t's rows.
 func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func(ith, nth int) error {
 	return func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+		if r0 >= r1 {
+			return nil
+		}
+		i1, i2, i3 := rowCoords(t.Ne, r0)
 		for r := r0; r < r1; r++ {
-			i1, i2, i3 := rowCoords(t.Ne, r)
 			if err := f(ith, i1, i2, i3); err != nil {
 				return err
 			}
+			i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
 		}
 		return nil
 	}
@@ -274,8 +290,14 @@ func (j *binaryJob) rows(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	ne0, bne0 := t.Ne[0], b.Ne[0]
 	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 >= r1 {
+		return nil
+	}
+	i1, i2, i3 := rowCoords(t.Ne, r0)
 	for r := r0; r < r1; r++ {
-		i1, i2, i3 := rowCoords(t.Ne, r)
+		if r > r0 {
+			i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
+		}
 		d := floats(dst, off3(t.Nb, i1, i2, i3), ne0)
 		x := floats(am, off3(a.Nb, i1, i2, i3), ne0)
 		y := floats(bm, off3(b.Nb, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), bne0)
