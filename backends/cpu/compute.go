@@ -112,6 +112,16 @@ func rowCoords(ne [4]int64, r int64) (i1, i2, i3 int64) {
 	return r % ne[1], (r / ne[1]) % ne[2], r / (ne[1] * ne[2])
 }
 
+// workerRows returns worker ith's share r0..r1 of t's rows (of nth
+// workers) and the coordinates of row r0 (zeros for an empty share).
+func workerRows(t *runtime.Tensor, ith, nth int) (r0, r1, i1, i2, i3 int64) {
+	r0, r1 = cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 < r1 {
+		i1, i2, i3 = rowCoords(t.Ne, r0)
+	}
+	return r0, r1, i1, i2, i3
+}
+
 // nextRow moves the coordinates of a row of a tensor of shape ne to the
 // next row's (rowCoords of r+1 from those of r, without divisions).
 func nextRow(ne [4]int64, i1, i2, i3 int64) (int64, int64, int64) {
@@ -127,11 +137,7 @@ func nextRow(ne [4]int64, i1, i2, i3 int64) (int64, int64, int64) {
 // rowsKernel runs f on each of the worker's share of t's rows.
 func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func(ith, nth int) error {
 	return func(ith, nth int) error {
-		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-		if r0 >= r1 {
-			return nil
-		}
-		i1, i2, i3 := rowCoords(t.Ne, r0)
+		r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
 		for r := r0; r < r1; r++ {
 			if err := f(ith, i1, i2, i3); err != nil {
 				return err
@@ -289,11 +295,7 @@ func (j *binaryJob) rows(ith, nth int) error {
 	t, dst, am, bm, op := j.t, j.dst, j.am, j.bm, j.op
 	a, b := t.Src[0], t.Src[1]
 	ne0, bne0 := t.Ne[0], b.Ne[0]
-	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-	if r0 >= r1 {
-		return nil
-	}
-	i1, i2, i3 := rowCoords(t.Ne, r0)
+	r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
 	for r := r0; r < r1; r++ {
 		if r > r0 {
 			i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)

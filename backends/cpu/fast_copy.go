@@ -51,11 +51,7 @@ func copyElemsKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error 
 		// Rows of one element (a token's values into the transposed value
 		// cache): a strided copy along the rows, no call per row.
 		return func(ith, nth int) error {
-			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-			if r0 >= r1 {
-				return nil
-			}
-			i1, i2, i3 := rowCoords(t.Ne, r0)
+			r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
 			for r := r0; r < r1; r++ {
 				so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
 				binary.LittleEndian.PutUint32(dm[do:do+4], binary.LittleEndian.Uint32(sm[so:so+4]))
