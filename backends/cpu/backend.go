@@ -153,6 +153,9 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 	}
 	// b must stay reachable while its workers run: its cleanup stops them.
 	defer goruntime.KeepAlive(b)
+	// The nodes' memory and jobs in the scratch pool are dropped once the
+	// graph is done, so nothing of it stays referenced between Computes.
+	defer b.scratch.release()
 	for i, n := range g.Nodes() {
 		if n.Op == runtime.OpNone || n.Op.IsViewOp() {
 			continue
@@ -191,7 +194,11 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	if err := pins.pin(n); err != nil {
 		return err
 	}
-	var mem [runtime.MaxSrc + 1][]byte
+	// The bytes of the node and its sources live in the scratch pool (used
+	// by one Compute at a time, under b.mu): the kernels' closures keep
+	// slices of this array, which on the stack would move to the heap, one
+	// allocation per node. Compute releases it at the end of the graph.
+	mem := &scratch.mem
 	var err error
 	if mem[0], err = hostMem(n); err != nil {
 		return err

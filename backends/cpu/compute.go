@@ -27,6 +27,29 @@ type scratchPool struct {
 	qg     []byte
 	panels [][]byte
 	gemm   []vec.GemmBuf // each worker's f32 GEMM packing memory
+	// mem: the bytes of the node being computed (0) and of its sources.
+	mem [runtime.MaxSrc + 1][]byte
+	// mmB: the running mulMatKernelB product; mmBRun: its run method,
+	// bound once (a method value allocates).
+	mmB    mulMatBJob
+	mmBRun func(ith, nth int) error
+	// mmQ: the running mulMatQuantKernels product; mmQQuant, mmQDot:
+	// its phases, bound once.
+	mmQ              mulMatQJob
+	mmQQuant, mmQDot func(ith, nth int) error
+	// bin: the running binaryKernel node; binDense, binRows: its two
+	// forms, bound once.
+	bin               binaryJob
+	binDense, binRows func(ith, nth int) error
+}
+
+// release drops what the last node left in p (its memory and tensors), so
+// nothing stays referenced between Computes.
+func (p *scratchPool) release() {
+	clear(p.mem[:])
+	p.mmB = mulMatBJob{}
+	p.mmQ = mulMatQJob{}
+	p.bin = binaryJob{}
 }
 
 func (p *scratchPool) prepare(nth int) {
@@ -89,15 +112,37 @@ func rowCoords(ne [4]int64, r int64) (i1, i2, i3 int64) {
 	return r % ne[1], (r / ne[1]) % ne[2], r / (ne[1] * ne[2])
 }
 
+// workerRows returns worker ith's share r0..r1 of t's rows (of nth
+// workers) and the coordinates of row r0 (zeros for an empty share).
+func workerRows(t *runtime.Tensor, ith, nth int) (r0, r1, i1, i2, i3 int64) {
+	r0, r1 = cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 < r1 {
+		i1, i2, i3 = rowCoords(t.Ne, r0)
+	}
+	return r0, r1, i1, i2, i3
+}
+
+// nextRow moves the coordinates of a row of a tensor of shape ne to the
+// next row's (rowCoords of r+1 from those of r, without divisions).
+func nextRow(ne [4]int64, i1, i2, i3 int64) (int64, int64, int64) {
+	if i1++; i1 < ne[1] {
+		return i1, i2, i3
+	}
+	if i2++; i2 < ne[2] {
+		return 0, i2, i3
+	}
+	return 0, 0, i3 + 1
+}
+
 // rowsKernel runs f on each of the worker's share of t's rows.
 func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func(ith, nth int) error {
 	return func(ith, nth int) error {
-		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+		r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
 		for r := r0; r < r1; r++ {
-			i1, i2, i3 := rowCoords(t.Ne, r)
 			if err := f(ith, i1, i2, i3); err != nil {
 				return err
 			}
+			i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
 		}
 		return nil
 	}
@@ -116,7 +161,7 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	case runtime.OpMulMat:
 		return mulMatKernel(t, dst, src[0], src[1], sp, nth)
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
-		return binaryKernel(t, dst, src[0], src[1])
+		return binaryKernel(t, dst, src[0], src[1], sp)
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
 		if f := copyKernel(t, dst, src[0], sp, nth); f != nil {
 			return f
@@ -195,7 +240,7 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 
 // binaryKernel handles ADD, SUB, MUL, DIV on f32 rows, with b's row
 // repeated along the row.
-func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) error {
+func binaryKernel(t *runtime.Tensor, dst, am, bm []byte, sp *scratchPool) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	if !f32Layout(t, dst) || !f32Layout(a, am) || !f32Layout(b, bm) {
 		return nil
@@ -211,26 +256,56 @@ func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) erro
 	default:
 		op = vec.Div
 	}
-	ne0, bne0 := t.Ne[0], b.Ne[0]
-	if t.IsContiguous() && a.IsContiguous() && b.IsContiguous() && runtime.SameShape(a, t) && runtime.SameShape(b, t) {
-		// One call per worker over its whole block of rows, so that vec sees
-		// the block's size (large outputs use streaming stores).
-		return func(ith, nth int) error {
-			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-			if r0 < r1 {
-				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
-				op(floats(dst, o, n), floats(am, o, n), floats(bm, o, n))
-			}
-			return nil
-		}
+	// The job lives in sp and its two forms are bound once (a closure per
+	// node would be a heap allocation per add or multiply).
+	sp.bin = binaryJob{t: t, dst: dst, am: am, bm: bm, op: op}
+	if sp.binDense == nil {
+		sp.binDense, sp.binRows = sp.bin.dense, sp.bin.rows
 	}
-	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+	if t.IsContiguous() && a.IsContiguous() && b.IsContiguous() && runtime.SameShape(a, t) && runtime.SameShape(b, t) {
+		return sp.binDense
+	}
+	return sp.binRows
+}
+
+// binaryJob is one binaryKernel node: t = op(a, b) over the bytes dst,
+// am, bm.
+type binaryJob struct {
+	t           *runtime.Tensor
+	dst, am, bm []byte
+	op          func(d, x, y []float32)
+}
+
+// dense is worker ith's share of a node whose three tensors are dense
+// and of one shape: one call per worker over its whole block of rows, so
+// that vec sees the block's size (large outputs use streaming stores).
+func (j *binaryJob) dense(ith, nth int) error {
+	t := j.t
+	ne0 := t.Ne[0]
+	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 < r1 {
+		o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
+		j.op(floats(j.dst, o, n), floats(j.am, o, n), floats(j.bm, o, n))
+	}
+	return nil
+}
+
+// rows is worker ith's share of the rows otherwise, b broadcast over a.
+func (j *binaryJob) rows(ith, nth int) error {
+	t, dst, am, bm, op := j.t, j.dst, j.am, j.bm, j.op
+	a, b := t.Src[0], t.Src[1]
+	ne0, bne0 := t.Ne[0], b.Ne[0]
+	r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
+	for r := r0; r < r1; r++ {
+		if r > r0 {
+			i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
+		}
 		d := floats(dst, off3(t.Nb, i1, i2, i3), ne0)
 		x := floats(am, off3(a.Nb, i1, i2, i3), ne0)
 		y := floats(bm, off3(b.Nb, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), bne0)
 		if bne0 == ne0 {
 			op(d, x, y)
-			return nil
+			continue
 		}
 		if bne0 == 1 && t.Op != runtime.OpDiv {
 			s := y[0]
@@ -242,13 +317,13 @@ func binaryKernel(t *runtime.Tensor, dst, am, bm []byte) func(ith, nth int) erro
 			default:
 				vec.Scale(d, x, s)
 			}
-			return nil
+			continue
 		}
 		for j := int64(0); j < ne0; j += bne0 {
 			op(d[j:j+bne0], x[j:j+bne0], y)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // mulMatKernel computes MUL_MAT with vec's GEMM: each result matrix is
@@ -263,53 +338,81 @@ func mulMatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int
 }
 
 // mulMatKernelB is mulMatKernel with the activations (f32, dense rows) at
-// bm with strides bnb in place of t.Src[1]'s.
+// bm with strides bnb in place of t.Src[1]'s. The job's parameters live in
+// sp (one MUL_MAT runs at a time per pool) and the returned function is
+// bound to them once: a closure per node would be a heap allocation per
+// matrix product, a measurable part of a small decoder's token.
 func mulMatKernelB(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64, sp *scratchPool, nth int) func(ith, nth int) error {
-	a, b := t.Src[0], t.Src[1]
+	a := t.Src[0]
 	if !f32Layout(t, dm) || !a.IsContiguousRows() || !cpukernels.IsRowType(a.Type) {
 		return nil
 	}
 	if a.Type == runtime.TypeF32 && !f32Layout(a, am) {
 		return nil
 	}
+	k := a.Ne[0]
+	sp.prepare(nth)
+	sp.mmB = mulMatBJob{
+		t: t, dm: dm, am: am, bm: bm, bnb: bnb, sp: sp,
+		lda: int64(bnb[1] / 4), ldc: int64(t.Nb[1] / 4),
+		chunk:    max(16, min(64, 16384/k)), // at least one full 16-wide GEMM panel
+		rowBytes: a.Type.RowSize(k),
+	}
+	if sp.mmBRun == nil {
+		sp.mmBRun = sp.mmB.run
+	}
+	return sp.mmBRun
+}
+
+// mulMatBJob is one mulMatKernelB product: the result t at dm, the
+// weights at am, the activations at bm with strides bnb.
+type mulMatBJob struct {
+	t          *runtime.Tensor
+	dm, am, bm []byte
+	bnb        [4]uint64
+	sp         *scratchPool
+	lda, ldc   int64
+	chunk      int64
+	rowBytes   uint64
+}
+
+// run is worker ith's share of the product.
+func (j *mulMatBJob) run(ith, nth int) error {
+	t, dm, am, bm, bnb, sp := j.t, j.dm, j.am, j.bm, j.bnb, j.sp
+	a, b := t.Src[0], t.Src[1]
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
-	chunk := max(16, min(64, 16384/k)) // at least one full 16-wide GEMM panel
-	rowBytes := a.Type.RowSize(k)
-	sp.prepare(nth)
-	return func(ith, nth int) error {
-		for i3 := int64(0); i3 < b.Ne[3]; i3++ {
-			for i2 := int64(0); i2 < b.Ne[2]; i2++ {
-				A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
-				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
-				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
-				if a.Type == runtime.TypeF32 {
-					ldb := int64(a.Nb[1] / 4)
-					B := floats(am, aoff, (n-1)*ldb+k)
-					if err := vec.GemmNTPartBuf(&sp.gemm[ith], ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
-						return fmt.Errorf("tensor %s: %w", t, err)
-					}
-					continue
+	lda, ldc, chunk, rowBytes := j.lda, j.ldc, j.chunk, j.rowBytes
+	for i3 := int64(0); i3 < b.Ne[3]; i3++ {
+		for i2 := int64(0); i2 < b.Ne[2]; i2++ {
+			A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
+			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
+			aoff := off3(a.Nb, 0, i2/r2, i3/r3)
+			if a.Type == runtime.TypeF32 {
+				ldb := int64(a.Nb[1] / 4)
+				B := floats(am, aoff, (n-1)*ldb+k)
+				if err := vec.GemmNTPartBuf(&sp.gemm[ith], ith, nth, int(m), int(n), int(k), A, int(lda), B, int(ldb), C, int(ldc)); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
 				}
-				j0, j1 := cpukernels.RowRange(n, ith, nth)
-				for jc := j0; jc < j1; jc += chunk {
-					cn := min(chunk, j1-jc)
-					S := sp.get(ith, int(cn*k))
-					for j := int64(0); j < cn; j++ {
-						ro := aoff + uint64(jc+j)*a.Nb[1]
-						if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil { // toFloatRow: fast_ops.go
-							return fmt.Errorf("tensor %s: %w", t, err)
-						}
-					}
-					if err := vec.GemmNTBuf(&sp.gemm[ith], int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+				continue
+			}
+			j0, j1 := cpukernels.RowRange(n, ith, nth)
+			for jc := j0; jc < j1; jc += chunk {
+				cn := min(chunk, j1-jc)
+				S := sp.get(ith, int(cn*k))
+				for j := int64(0); j < cn; j++ {
+					ro := aoff + uint64(jc+j)*a.Nb[1]
+					if err := toFloatRow(a.Type, am[ro:ro+rowBytes], S[j*k:(j+1)*k]); err != nil { // toFloatRow: fast_ops.go
 						return fmt.Errorf("tensor %s: %w", t, err)
 					}
+				}
+				if err := vec.GemmNTBuf(&sp.gemm[ith], int(m), int(cn), int(k), A, int(lda), S, int(k), C[jc:], int(ldc)); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
 				}
 			}
 		}
-		return nil
 	}
+	return nil
 }
 
 // copyKernel handles DUP, CONT and CPY when source and result rows have the

@@ -47,6 +47,19 @@ func copyElemsKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error 
 		return nil
 	}
 	ne0, nb0 := uint64(t.Ne[0]), s.Nb[0]
+	if ne0 == 1 && es == 4 {
+		// Rows of one element (a token's values into the transposed value
+		// cache): a strided copy along the rows, no call per row.
+		return func(ith, nth int) error {
+			r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
+			for r := r0; r < r1; r++ {
+				so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
+				binary.LittleEndian.PutUint32(dm[do:do+4], binary.LittleEndian.Uint32(sm[so:so+4]))
+				i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
+			}
+			return nil
+		}
+	}
 	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
 		so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
 		if ne0 == 0 {

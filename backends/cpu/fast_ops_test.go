@@ -50,6 +50,13 @@ func TestFastOpsMatchReference(t *testing.T) {
 			slot := ctx.View2D(cache, 9, 24, cache.Nb[1], 3*4)
 			return ctx.Cpy(ctx.Transpose(v), slot)
 		}},
+		{"cpy f32 one token transposed into a cache view", func(ctx *runtime.Context) *runtime.Tensor {
+			// Decode: rows of one element (copyElemsKernel's strided loop).
+			v := ctx.NewTensor3D(runtime.TypeF32, 12, 1, 2)
+			cache := ctx.NewTensor3D(runtime.TypeF32, 40, 12, 2)
+			slot := ctx.View3D(cache, 1, 12, 2, cache.Nb[1], cache.Nb[2], 5*4)
+			return ctx.Cpy(ctx.Transpose(v), slot)
+		}},
 		{"cont f16 transposed", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.Cont(ctx.Transpose(ctx.NewTensor2D(runtime.TypeF16, 33, 6)))
 		}},

@@ -178,68 +178,105 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		}
 		qp = sp.qp[:rows*prow]
 	}
-	quant = func(ith, nth int) error {
-		r0, r1 := cpukernels.RowRange(rows, ith, nth)
-		for r := r0; r < r1; r++ {
-			if err := quantRow(t, bm, dense, sp, ith, r, qk.quant, q[r*qrow:(r+1)*qrow]); err != nil {
-				return err
-			}
-			if qp != nil {
-				if err := pack(qp[r*prow:(r+1)*prow], q[r*qrow:(r+1)*qrow], nb); err != nil {
-					return fmt.Errorf("tensor %s: %w", t, err)
-				}
-			}
-		}
-		return nil
+	tm := (m + qTileM - 1) / qTileM
+	perBatch := ((n + qTileN - 1) / qTileN) * tm
+	// The job's parameters live in sp and its two phases are bound once
+	// (closures per node would be two heap allocations per product).
+	sp.mmQ = mulMatQJob{
+		t: t, dm: dm, am: am, bm: bm, sp: sp, qk: qk, q: q, qp: qp, pack: pack, dense: dense,
+		qrow: qrow, prow: prow, nb: nb, rows: rows, perBatch: perBatch, tm: tm,
+		tiles: perBatch * b.Ne[2] * b.Ne[3],
 	}
-	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	ldc := int64(t.Nb[1] / 4)
-	tn, tm := (n+qTileN-1)/qTileN, (m+qTileM-1)/qTileM
-	perBatch := tn * tm
-	tiles := perBatch * b.Ne[2] * b.Ne[3]
-	stride := int(a.Nb[1])
-	dot = func(ith, nth int) error {
-		t0, t1 := cpukernels.RowRange(tiles, ith, nth)
-		if m == 1 {
-			return decodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch, qk)
-		}
-		for tile := t0; tile < t1; tile++ {
-			batch, rest := tile/perBatch, tile%perBatch
-			i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
-			j0 := (rest / tm) * qTileN
-			j1 := min(j0+qTileN, n)
-			i0 := (rest % tm) * qTileM
-			i1 := min(i0+qTileM, m)
-			w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
-			C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
-			qb := q[(batch*m)*qrow:]
-			if qk.mat != nil {
-				if err := qk.mat(C[i0*ldc+j0:], int(ldc), w, stride, int(j1-j0), qb[i0*qrow:], int(qrow), int(i1-i0), nb); err != nil {
-					return fmt.Errorf("tensor %s: %w", t, err)
-				}
-				continue
-			}
-			if qp != nil {
-				pb := qp[(batch*m)*prow:]
-				for i := i0; i < i1; i++ {
-					if err := vec.DotQ4_0RowsPacked(C[i*ldc+j0:i*ldc+j1], w, stride, pb[i*prow:(i+1)*prow], nb); err != nil {
-						return fmt.Errorf("tensor %s: %w", t, err)
-					}
-				}
-				continue
-			}
-			for i := i0; i < i1; i++ {
-				if err := qk.dot(C[i*ldc+j0:i*ldc+j1], w, stride, qb[i*qrow:(i+1)*qrow], nb); err != nil {
-					return fmt.Errorf("tensor %s: %w", t, err)
-				}
-			}
-		}
-		return nil
+	if sp.mmQQuant == nil {
+		sp.mmQQuant, sp.mmQDot = sp.mmQ.quant, sp.mmQ.dot
 	}
+	quant, dot = sp.mmQQuant, sp.mmQDot
 	if d := qkGemmDot(t, dm, am, q, qrow, qk.mat, sp, nth); d != nil {
 		dot = d
 	}
 	return quant, dot, rows
+}
+
+// mulMatQJob is one mulMatQuantKernels product: result t at dm, weights
+// at am, activations at bm (dense: in t.Src[1]'s layout as f32), their
+// quantized rows q (qrow bytes each; qp, if not nil, packed by pack in rows
+// of prow bytes), nb blocks a row; tiles output tiles, perBatch a batch,
+// tm of them across the activation rows.
+type mulMatQJob struct {
+	t                  *runtime.Tensor
+	dm, am, bm, q, qp  []byte
+	sp                 *scratchPool
+	qk                 qKernel
+	pack               func(dst, y []byte, nb int) error
+	dense              bool
+	qrow, prow         int64
+	nb                 int
+	rows, perBatch, tm int64
+	tiles              int64
+}
+
+// quant is worker ith's share of the activation rows' quantization.
+func (j *mulMatQJob) quant(ith, nth int) error {
+	t, bm, dense, sp, qk, q, qrow, qp, prow, pack, nb, rows := j.t, j.bm, j.dense, j.sp, j.qk, j.q, j.qrow, j.qp, j.prow, j.pack, j.nb, j.rows
+	r0, r1 := cpukernels.RowRange(rows, ith, nth)
+	for r := r0; r < r1; r++ {
+		if err := quantRow(t, bm, dense, sp, ith, r, qk.quant, q[r*qrow:(r+1)*qrow]); err != nil {
+			return err
+		}
+		if qp != nil {
+			if err := pack(qp[r*prow:(r+1)*prow], q[r*qrow:(r+1)*qrow], nb); err != nil {
+				return fmt.Errorf("tensor %s: %w", t, err)
+			}
+		}
+	}
+	return nil
+}
+
+// dot is worker ith's share of the output tiles.
+func (j *mulMatQJob) dot(ith, nth int) error {
+	t, dm, am, q, qp, qrow, prow, nb, qk := j.t, j.dm, j.am, j.q, j.qp, j.qrow, j.prow, j.nb, j.qk
+	tiles, perBatch, tm := j.tiles, j.perBatch, j.tm
+	a, b := t.Src[0], t.Src[1]
+	m, n := b.Ne[1], a.Ne[1]
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	ldc := int64(t.Nb[1] / 4)
+	stride := int(a.Nb[1])
+	t0, t1 := cpukernels.RowRange(tiles, ith, nth)
+	if m == 1 {
+		return decodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch, qk)
+	}
+	for tile := t0; tile < t1; tile++ {
+		batch, rest := tile/perBatch, tile%perBatch
+		i2, i3 := batch%b.Ne[2], batch/b.Ne[2]
+		j0 := (rest / tm) * qTileN
+		j1 := min(j0+qTileN, n)
+		i0 := (rest % tm) * qTileM
+		i1 := min(i0+qTileM, m)
+		w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
+		C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
+		qb := q[(batch*m)*qrow:]
+		if qk.mat != nil {
+			if err := qk.mat(C[i0*ldc+j0:], int(ldc), w, stride, int(j1-j0), qb[i0*qrow:], int(qrow), int(i1-i0), nb); err != nil {
+				return fmt.Errorf("tensor %s: %w", t, err)
+			}
+			continue
+		}
+		if qp != nil {
+			pb := qp[(batch*m)*prow:]
+			for i := i0; i < i1; i++ {
+				if err := vec.DotQ4_0RowsPacked(C[i*ldc+j0:i*ldc+j1], w, stride, pb[i*prow:(i+1)*prow], nb); err != nil {
+					return fmt.Errorf("tensor %s: %w", t, err)
+				}
+			}
+			continue
+		}
+		for i := i0; i < i1; i++ {
+			if err := qk.dot(C[i*ldc+j0:i*ldc+j1], w, stride, qb[i*qrow:(i+1)*qrow], nb); err != nil {
+				return fmt.Errorf("tensor %s: %w", t, err)
+			}
+		}
+	}
+	return nil
 }
 
 // decodeDot is the dot phase of a decode product (one activation row per
