@@ -146,7 +146,7 @@ func cvtps(v float32) int32 {
 	// round below does, at a fraction of its cost (activations are
 	// quantized per MUL_MAT; see cvtpsRef in the tests).
 	if v > -1<<22 && v < 1<<22 {
-		return int32((v + 0x1.8p23) - 0x1.8p23)
+		return int32(float32(v+0x1.8p23) - 0x1.8p23) // the conversion forces the float32 rounding (Go may otherwise fuse)
 	}
 	r := math.RoundToEven(float64(v))
 	if !(r >= -2147483648 && r < 2147483648) {
