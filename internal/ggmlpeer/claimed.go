@@ -35,11 +35,10 @@ package ggmlpeer
 // ROPE 320 cases before a 10-minute limit and the other 150 with -p, all
 // passed; ROPE_BACK 404 of 404). MUL_MAT and MUL_MAT_ID joined the cpu
 // list once conformance ran them in chunks of their cases (RATIONALE, "The
-// longest ops run in chunks of their cases"): MUL_MAT 2510 of 2510 judged
-// cases (and 359 the reference cannot run) at commit 7507169, 2026-12-02
-// 07:42-07:55 UTC; MUL_MAT_ID 945 of 945 at 608293d, 06:49-07:24 UTC, whose
-// kernels (the reference MUL_MAT_ID over vec's row dots) did not change
-// before 7507169.
+// longest ops run in chunks of their cases"): at commit 7507169, MUL_MAT
+// 2510 of 2510 judged cases (and 359 the reference cannot run), 2026-12-02
+// 07:42-07:55 UTC, and MUL_MAT_ID 945 of 945, 08:12-08:2x UTC (and at
+// 608293d before it, 06:49-07:24 UTC).
 var Claimed = map[string][]string{
 	"cpu": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "ARGSORT", "CEIL", "CLAMP", "COL2IM_1D",
