@@ -28,16 +28,23 @@ func qkPackQ4KFull512(dst *byte, w *byte, stride int, mask int, nb int)
 //go:noescape
 func qkPackQ5KFull512(dst *byte, w *byte, stride int, mask int, nb int)
 
+// packKPanel packs one k-quant weight panel at the CPU's level: the
+// AVX-512 packer that loads whole rows for a full panel, the masked one
+// for fewer rows, else the Go packer.
+func packKPanel(full, masked func(dst, w *byte, stride, mask, nb int), goPack func(dst, w []byte, stride, rows, nb int),
+	dst, w []byte, stride, rows, nb int) {
+	switch {
+	case useQKGemm512 && rows == QGemmRows:
+		full(pb(dst), pb(w), stride, 1<<rows-1, nb)
+	case useQKGemm512:
+		masked(pb(dst), pb(w), stride, 1<<rows-1, nb)
+	default:
+		goPack(dst, w, stride, rows, nb)
+	}
+}
+
 func packQ4_KPanel(dst, w []byte, stride, rows, nb int) {
-	if useQKGemm512 && rows == QGemmRows {
-		qkPackQ4KFull512(pb(dst), pb(w), stride, 1<<rows-1, nb)
-		return
-	}
-	if useQKGemm512 {
-		qkPackQ4KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
-		return
-	}
-	packQ4_KPanelGo(dst, w, stride, rows, nb)
+	packKPanel(qkPackQ4KFull512, qkPackQ4KPanel512, packQ4_KPanelGo, dst, w, stride, rows, nb)
 }
 
 func qkTileQ4_K(out []float32, p, y []byte, ys, nb int) {
@@ -63,15 +70,7 @@ func qkPackQ6KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
 func qkPackQ6KFull512(dst *byte, w *byte, stride int, mask int, nb int)
 
 func packQ6_KPanel(dst, w []byte, stride, rows, nb int) {
-	if useQKGemm512 && rows == QGemmRows {
-		qkPackQ6KFull512(pb(dst), pb(w), stride, 1<<rows-1, nb)
-		return
-	}
-	if useQKGemm512 {
-		qkPackQ6KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
-		return
-	}
-	packQ6_KPanelGo(dst, w, stride, rows, nb)
+	packKPanel(qkPackQ6KFull512, qkPackQ6KPanel512, packQ6_KPanelGo, dst, w, stride, rows, nb)
 }
 
 func qkTileQ6_K(out []float32, p, y []byte, ys, nb int) {
@@ -89,13 +88,5 @@ func qkTileQ6_K(out []float32, p, y []byte, ys, nb int) {
 func qkPackQ5KPanel512(dst *byte, w *byte, stride int, mask int, nb int)
 
 func packQ5_KPanel(dst, w []byte, stride, rows, nb int) {
-	if useQKGemm512 && rows == QGemmRows {
-		qkPackQ5KFull512(pb(dst), pb(w), stride, 1<<rows-1, nb)
-		return
-	}
-	if useQKGemm512 {
-		qkPackQ5KPanel512(pb(dst), pb(w), stride, 1<<rows-1, nb)
-		return
-	}
-	packQ5_KPanelGo(dst, w, stride, rows, nb)
+	packKPanel(qkPackQ5KFull512, qkPackQ5KPanel512, packQ5_KPanelGo, dst, w, stride, rows, nb)
 }
