@@ -411,6 +411,10 @@ func chunkNote(filters []string) string {
 	return fmt.Sprintf("run in %d chunks of its cases, each under the time limit (-p %s)", len(filters), strings.Join(filters, " ; "))
 }
 
+// maxFailures is how many failed cases a merged result names, as many as
+// ggmlpeer keeps for one run.
+const maxFailures = 20
+
 // mergeResults adds up the chunks' counts of one op; the first unfinished
 // chunk names the op's unfinished case.
 func mergeResults(op string, parts []*ggmlpeer.OpResult) *ggmlpeer.OpResult {
@@ -429,8 +433,8 @@ func mergeResults(op string, parts []*ggmlpeer.OpResult) *ggmlpeer.OpResult {
 			m.Unfinished = p.Unfinished
 		}
 	}
-	if len(m.Failures) > 20 {
-		m.Failures = m.Failures[:20]
+	if len(m.Failures) > maxFailures {
+		m.Failures = m.Failures[:maxFailures]
 	}
 	return m
 }
