@@ -95,9 +95,10 @@ func (g *gogmlGraph) newGraphs(n int) ([]*runtime.Graph, error) {
 // untimed), each repetition plans a graph it has not seen, so numbering
 // the graph's tensors is part of the time; with none, every repetition
 // plans the graph file's graph, which keeps its numbering
-// (runtime.Graph.Index). It also returns the bytes the timed repetitions
-// allocated, per repetition.
-func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph) ([]sample, float64, error) {
+// (runtime.Graph.Index). The batch starts after settle (see quiesce). It
+// also returns the bytes a repetition allocates, counted over repetitions
+// run after the timed ones (allocBytes).
+func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph, settle time.Duration) ([]sample, float64, error) {
 	if graphs == nil {
 		graphs = make([]*runtime.Graph, reps+1)
 		for i := range graphs {
@@ -108,27 +109,35 @@ func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph) ([]sample, float64
 		return nil, 0, fmt.Errorf("%d graphs for %d repetitions", len(graphs), reps+1)
 	}
 	clearPlaces(g.f.Graph.Index())
-	out := make([]sample, reps+1)
-	var bytes uint64
-	for i, gr := range graphs {
-		if i == 1 {
-			bytes = allocated()
-		}
-		t0 := now()
+	rep := func(gr *runtime.Graph) error {
 		a, err := g.reserveAlloc(gr)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 		a.Free()
+		return nil
+	}
+	out := make([]sample, reps+1)
+	quiesce(settle)
+	for i, gr := range graphs {
+		t0 := now()
+		if err := rep(gr); err != nil {
+			return nil, 0, err
+		}
 		out[i] = since(t0)
 	}
-	return out[1:], float64(allocated()-bytes) / float64(reps), nil
+	// The graphs again, untimed: planning a graph allocates the same
+	// whether or not the allocator planned it before (a new allocator
+	// keeps no numbering of it, and the graph keeps none).
+	bytes, err := allocBytes(len(graphs)-1, func(i int) error { return rep(graphs[i+1]) })
+	return out[1:], bytes, err
 }
 
 // warm times reps alloc graphs on an allocator reserved once, every tensor
-// placed again each time, after one untimed; it also returns the bytes
-// allocated per timed repetition.
-func (g *gogmlGraph) warm(reps int) ([]sample, float64, error) {
+// placed again each time, after one untimed and after settle (see
+// quiesce); it also returns the bytes an alloc graph allocates
+// (allocBytes).
+func (g *gogmlGraph) warm(reps int, settle time.Duration) ([]sample, float64, error) {
 	gr := g.f.Graph
 	ix := gr.Index()
 	clearPlaces(ix)
@@ -138,11 +147,8 @@ func (g *gogmlGraph) warm(reps int) ([]sample, float64, error) {
 	}
 	defer a.Free()
 	out := make([]sample, reps+1)
-	var bytes uint64
+	quiesce(settle)
 	for i := range out {
-		if i == 1 {
-			bytes = allocated()
-		}
 		clearPlaces(ix)
 		t0 := now()
 		if err := a.AllocGraph(gr); err != nil {
@@ -150,11 +156,51 @@ func (g *gogmlGraph) warm(reps int) ([]sample, float64, error) {
 		}
 		out[i] = since(t0)
 	}
-	return out[1:], float64(allocated()-bytes) / float64(reps), nil
+	bytes, err := allocBytes(reps, func(int) error {
+		clearPlaces(ix)
+		return a.AllocGraph(gr)
+	})
+	return out[1:], bytes, err
 }
 
+// quiesce spins for d without a system call or an allocation, so that the
+// Go runtime's monitor thread (sysmon) is back to polling every few
+// milliseconds before a batch is timed. The harness's own collection before
+// each batch, and its waits on the C side, put it into polling every 20 µs
+// (plus the timer slack) for the next few milliseconds, and the process CPU
+// clock charged each wake-up (a nanosleep and two context switches) to
+// whatever repetition it overlapped: see RATIONALE.md, "benchplanner lets
+// the Go runtime settle before a batch".
+func quiesce(d time.Duration) {
+	for t0 := time.Now(); time.Since(t0) < d; {
+	}
+}
+
+// allocBytes returns the bytes n calls of rep allocate, per call. It reads
+// the runtime's exact count (runtime.ReadMemStats stops the world and
+// flushes every P's allocation cache), so it runs after a batch's timed
+// repetitions: read between the untimed and the first timed one, as it
+// was, the pause and the refilled caches were timed in the first
+// repetitions.
+func allocBytes(n int, rep func(i int) error) (float64, error) {
+	n = min(n, allocReps)
+	if n <= 0 {
+		return 0, nil
+	}
+	b0 := allocated()
+	for i := range n {
+		if err := rep(i); err != nil {
+			return 0, err
+		}
+	}
+	return float64(allocated()-b0) / float64(n), nil
+}
+
+// allocReps bounds the untimed repetitions allocBytes runs.
+const allocReps = 16
+
 // allocated returns the bytes the Go heap has handed out so far (exact:
-// runtime.ReadMemStats stops the world, outside the timed repetitions).
+// runtime.ReadMemStats stops the world, so never inside a batch).
 func allocated() uint64 {
 	var m goruntime.MemStats
 	goruntime.ReadMemStats(&m)

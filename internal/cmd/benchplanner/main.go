@@ -19,6 +19,11 @@
 //   - warm: alloc graph on an allocator already reserved, every tensor
 //     placed again.
 //
+// Each gogml batch starts after an untimed spin (-settle), so that the Go
+// runtime's monitor thread, which the harness's own collection and waits
+// set polling every 20 µs, has backed off (RATIONALE.md, "benchplanner
+// lets the Go runtime settle before a batch").
+//
 // It writes a Markdown report (make bench-planner-vs-ggml: docs/planner-bench.md).
 package main
 
@@ -41,6 +46,7 @@ type options struct {
 	batch                      time.Duration
 	maxReps                    int
 	synth                      int
+	settle                     time.Duration
 }
 
 func main() {
@@ -53,6 +59,7 @@ func main() {
 	flag.DurationVar(&o.batch, "batch", 3*time.Millisecond, "target time of one batch of repetitions")
 	flag.IntVar(&o.maxReps, "max-reps", 400, "most repetitions in one batch")
 	flag.IntVar(&o.synth, "synth-layers", 96, "also plan a synthesized llama-style graph with this many layers (0: none)")
+	flag.DurationVar(&o.settle, "settle", 6*time.Millisecond, "untimed spin before each gogml batch, for the Go runtime's monitor thread to back off (0: none)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchplanner:", err)
@@ -63,6 +70,9 @@ func main() {
 func run(o options) error {
 	if o.rounds < 1 || o.maxReps < 1 || o.batch <= 0 {
 		return fmt.Errorf("-rounds, -max-reps and -batch must be positive")
+	}
+	if o.settle < 0 {
+		return fmt.Errorf("-settle must not be negative")
 	}
 	var filter *regexp.Regexp
 	if o.only != "" {
@@ -115,7 +125,7 @@ func run(o options) error {
 	}
 	for round := range o.rounds {
 		for i, r := range res {
-			if err := r.measure(c, (round+i)%2 == 0); err != nil {
+			if err := r.measure(c, (round+i)%2 == 0, o.settle); err != nil {
 				return fmt.Errorf("%s: round %d: %w", r.g.name, round, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -90,5 +91,51 @@ func TestSynthLlama(t *testing.T) {
 	}
 	if len(sizes) != 1 || sizes[0] == 0 || len(places) != len(f.Tensors) {
 		t.Errorf("sizes %v, %d places for %d tensors", sizes, len(places), len(f.Tensors))
+	}
+}
+
+// TestAllocBytes: allocBytes runs at most allocReps repetitions, none for
+// n <= 0, passes each its index, divides by the repetitions it ran, and
+// stops at the first error.
+func TestAllocBytes(t *testing.T) {
+	errRep := errors.New("rep failed")
+	var sink [][]byte
+	for _, tc := range []struct {
+		name     string
+		n        int
+		fail     int // index whose repetition fails (-1: none)
+		wantRuns int
+		wantErr  bool
+	}{
+		{"none", 0, -1, 0, false},
+		{"negative", -3, -1, 0, false},
+		{"few", 3, -1, 3, false},
+		{"bounded", 10 * allocReps, -1, allocReps, false},
+		{"error", 5, 2, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := 0
+			bytes, err := allocBytes(tc.n, func(i int) error {
+				if i != runs {
+					t.Errorf("repetition %d got index %d", runs, i)
+				}
+				runs++
+				if i == tc.fail {
+					return errRep
+				}
+				sink = append(sink, make([]byte, 4096))
+				return nil
+			})
+			if runs != tc.wantRuns {
+				t.Errorf("ran %d repetitions, want %d", runs, tc.wantRuns)
+			}
+			if tc.wantErr != (err != nil) || err != nil && !errors.Is(err, errRep) {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && tc.wantRuns > 0 && bytes < 4096 {
+				t.Errorf("%.0f bytes per repetition, want at least 4096", bytes)
+			}
+			sink = sink[:0]
+		})
 	}
 }

@@ -47,6 +47,7 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. ")
 	b.WriteString("Each repetition is timed by the wall clock and by the process's CPU time (gogml's includes its garbage collector's threads; other processes on a busy machine inflate neither). ")
 	b.WriteString("Both sides time each batch the same way: the harness first builds what the batch needs (gogml: the new graphs of a numbering batch), then collects its garbage (earlier batches' graphs, the C side's answers, earlier samples), so no batch is timed with a collection of garbage it did not make, and each batch starts with one untimed repetition, so neither side's first repetition pays for the caches the other side left; a collection that gogml's own repetitions start is timed where it falls, and what they allocate is shown below. ")
+	fmt.Fprintf(&b, "Before each gogml batch the harness also spins for %s (untimed, no system call), so that the Go runtime's monitor thread, which the harness's collection and its waits on the C side set polling every 20 µs, is back to polling every few milliseconds: the process CPU clock charged its wake-ups to gogml's repetitions. gogml's allocation is counted over untimed repetitions after each batch (the exact count stops the world). ", o.settle)
 	b.WriteString("Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
 
 	var sums [2][3]summary // [wall, cpu][fresh, kept, warm]
@@ -109,9 +110,9 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 		}
 		b.WriteString("\n")
 	}
-	// What gogml's timed repetitions allocated: the garbage whose
-	// collection is timed only when it falls inside a batch.
-	b.WriteString("\ngogml's heap allocation per timed repetition (bytes; mean over graphs, largest):")
+	// What gogml's repetitions allocate: the garbage whose collection is
+	// timed only when it falls inside a batch.
+	b.WriteString("\ngogml's heap allocation per repetition (bytes; mean over graphs, largest):")
 	for k, mode := range []int{gogmlFreshNum, gogmlFreshKept, gogmlWarm} {
 		var sum, most float64
 		var mostGraph string

@@ -7,6 +7,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -147,7 +148,7 @@ func (p place) String() string {
 }
 
 // measure runs one batch per mode, the C side first when ggmlFirst.
-func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
+func (r *result) measure(c *ggmlSide, ggmlFirst bool, settle time.Duration) error {
 	if r.skip != "" {
 		return nil
 	}
@@ -165,10 +166,10 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
 	cSide := []batch{{ggmlFresh, ggml("fresh"), nil}, {ggmlWarm, ggml("warm"), nil}}
 	var graphs []*runtime.Graph
 	goSide := []batch{
-		{gogmlFreshNum, func() ([]sample, float64, error) { return r.g.fresh(r.reps, graphs) },
+		{gogmlFreshNum, func() ([]sample, float64, error) { return r.g.fresh(r.reps, graphs, settle) },
 			func() (err error) { graphs, err = r.g.newGraphs(r.reps + 1); return err }},
-		{gogmlFreshKept, func() ([]sample, float64, error) { return r.g.fresh(r.reps, nil) }, nil},
-		{gogmlWarm, func() ([]sample, float64, error) { return r.g.warm(r.reps) }, nil},
+		{gogmlFreshKept, func() ([]sample, float64, error) { return r.g.fresh(r.reps, nil, settle) }, nil},
+		{gogmlWarm, func() ([]sample, float64, error) { return r.g.warm(r.reps, settle) }, nil},
 	}
 	order := append(cSide, goSide...)
 	if !ggmlFirst {
@@ -185,8 +186,9 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool) error {
 		// side's answers), after the graphs for a numbering batch are
 		// built, so that no batch is timed with a collection of garbage
 		// (or a heap grown by allocations) it did not make; what gogml's
-		// timed repetitions allocate is reported instead (RATIONALE.md,
-		// "benchplanner collects before each batch").
+		// repetitions allocate is reported instead (RATIONALE.md,
+		// "benchplanner collects before each batch"). gogml's batches
+		// then let the runtime settle (quiesce).
 		goruntime.GC()
 		s, bytes, err := b.run()
 		graphs = nil
