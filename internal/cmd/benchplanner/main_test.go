@@ -94,9 +94,10 @@ func TestSynthLlama(t *testing.T) {
 	}
 }
 
-// TestAllocBytes: allocBytes runs at most allocReps repetitions, none for
-// n <= 0, passes each its index, divides by the repetitions it ran, and
-// stops at the first error.
+// TestAllocBytes: allocBytes runs one uncounted repetition (index 0) and
+// then at most allocReps counted ones, none for n <= 0, passes each its
+// index, divides by the repetitions it counted, and stops at the first
+// error.
 func TestAllocBytes(t *testing.T) {
 	errRep := errors.New("rep failed")
 	var sink [][]byte
@@ -109,18 +110,19 @@ func TestAllocBytes(t *testing.T) {
 	}{
 		{"none", 0, -1, 0, false},
 		{"negative", -3, -1, 0, false},
-		{"few", 3, -1, 3, false},
-		{"bounded", 10 * allocReps, -1, allocReps, false},
-		{"error", 5, 2, 3, true},
+		{"few", 3, -1, 4, false},
+		{"bounded", 10 * allocReps, -1, allocReps + 1, false},
+		{"error", 5, 2, 4, true},
+		{"first fails", 5, 0, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runs := 0
 			bytes, err := allocBytes(tc.n, func(i int) error {
-				if i != runs {
-					t.Errorf("repetition %d got index %d", runs, i)
+				if want := max(runs-1, 0); i != want {
+					t.Errorf("repetition %d got index %d, want %d", runs, i, want)
 				}
 				runs++
-				if i == tc.fail {
+				if i == tc.fail && (runs > 1 || tc.fail == 0) {
 					return errRep
 				}
 				sink = append(sink, make([]byte, 4096))
