@@ -97,7 +97,7 @@ func (g *gogmlGraph) newGraphs(n int) ([]*runtime.Graph, error) {
 // plans the graph file's graph, which keeps its numbering
 // (runtime.Graph.Index). The batch starts after settle (see quiesce). It
 // also returns the bytes a repetition allocates, counted over untimed
-// repetitions run before (allocBytes).
+// repetitions run after the timed ones (allocBytes).
 func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph, settle time.Duration) ([]sample, float64, error) {
 	if graphs == nil {
 		graphs = make([]*runtime.Graph, reps+1)
@@ -117,13 +117,6 @@ func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph, settle time.Durati
 		a.Free()
 		return nil
 	}
-	// The graphs untimed first: planning a graph allocates the same
-	// whether or not an allocator planned it before (a new allocator
-	// keeps no numbering of it, and the graph keeps none).
-	bytes, err := allocBytes(len(graphs)-1, func(i int) error { return rep(graphs[i+1]) })
-	if err != nil {
-		return nil, 0, err
-	}
 	out := make([]sample, reps+1)
 	quiesce(settle)
 	for i, gr := range graphs {
@@ -133,13 +126,17 @@ func (g *gogmlGraph) fresh(reps int, graphs []*runtime.Graph, settle time.Durati
 		}
 		out[i] = since(t0)
 	}
-	return out[1:], bytes, nil
+	// The graphs again, untimed: planning a graph allocates the same
+	// whether or not an allocator planned it before (a new allocator
+	// keeps no numbering of it, and the graph keeps none).
+	bytes, err := allocBytes(len(graphs)-1, func(i int) error { return rep(graphs[i+1]) })
+	return out[1:], bytes, err
 }
 
 // warm times reps alloc graphs on an allocator reserved once, every tensor
 // placed again each time, after one untimed and after settle (see
 // quiesce); it also returns the bytes an alloc graph allocates, counted
-// before (allocBytes).
+// after (allocBytes).
 func (g *gogmlGraph) warm(reps int, settle time.Duration) ([]sample, float64, error) {
 	gr := g.f.Graph
 	ix := gr.Index()
@@ -149,13 +146,6 @@ func (g *gogmlGraph) warm(reps int, settle time.Duration) ([]sample, float64, er
 		return nil, 0, err
 	}
 	defer a.Free()
-	bytes, err := allocBytes(reps, func(int) error {
-		clearPlaces(ix)
-		return a.AllocGraph(gr)
-	})
-	if err != nil {
-		return nil, 0, err
-	}
 	out := make([]sample, reps+1)
 	quiesce(settle)
 	for i := range out {
@@ -166,7 +156,11 @@ func (g *gogmlGraph) warm(reps int, settle time.Duration) ([]sample, float64, er
 		}
 		out[i] = since(t0)
 	}
-	return out[1:], bytes, nil
+	bytes, err := allocBytes(reps, func(int) error {
+		clearPlaces(ix)
+		return a.AllocGraph(gr)
+	})
+	return out[1:], bytes, err
 }
 
 // quiesce spins for d without a system call or an allocation, so that the
@@ -176,34 +170,30 @@ func (g *gogmlGraph) warm(reps int, settle time.Duration) ([]sample, float64, er
 // (plus the timer slack) for the next few milliseconds, and the process CPU
 // clock charged each wake-up (a nanosleep and two context switches) to
 // whatever repetition it overlapped: see RATIONALE.md, "benchplanner lets
-// the Go runtime settle before a batch". It yields first, so that the
-// goroutine's time slice starts anew: sysmon preempts a goroutine that has
-// run 10 ms without yielding (a signal, after which it may resume on the
-// other P, whose sync.Pool caches hold none of the planner's memory), which
-// the allocation count, the spin and a batch together could reach.
+// the Go runtime settle before a batch".
 func quiesce(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	goruntime.Gosched()
 	for t0 := time.Now(); time.Since(t0) < d; {
 	}
 }
 
 // allocBytes returns the bytes n calls of rep allocate, per call, after
-// one uncounted call. It reads
-// the runtime's exact count (runtime.ReadMemStats stops the world and
-// flushes every P's allocation cache), so it runs before the settle that
-// precedes a batch's timed repetitions: read between the untimed and the
-// first timed one, as it was, the pause and the refilled caches were timed
-// in the first repetitions.
+// one uncounted call. It reads the runtime's exact count
+// (runtime.ReadMemStats stops the world and flushes every P's allocation
+// cache), so it runs after a batch's timed repetitions: read between the
+// untimed and the first timed one, as it was, the pause and the refilled
+// caches were timed in the first repetitions.
 func allocBytes(n int, rep func(i int) error) (float64, error) {
 	n = min(n, allocReps)
 	if n <= 0 {
 		return 0, nil
 	}
-	// One first, uncounted: right after the harness's collection it
-	// refills what the collection took from the sync.Pools.
+	// A yield and one repetition first, uncounted. The yield starts the
+	// goroutine's time slice anew: sysmon preempts a goroutine that has
+	// run 10 ms (which the spin, a batch and this count together could
+	// reach), with a signal after which it may resume on the other P,
+	// whose sync.Pool caches hold none of the planner's memory; the first
+	// repetition after such a move allocates the plan's arrays anew.
+	goruntime.Gosched()
 	if err := rep(0); err != nil {
 		return 0, err
 	}
