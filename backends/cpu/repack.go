@@ -135,6 +135,7 @@ func (b *RepackBuffer) MemsetTensor(t *runtime.Tensor, value byte, offset, size 
 // repacking a Repacked tensor's rows as they arrive: any range may be set,
 // the four-row groups it cuts are completed from what the buffer holds.
 func (b *RepackBuffer) SetTensor(t *runtime.Tensor, src []byte, offset uint64) error {
+	t, offset = viewBase(t, offset)
 	if unit := repackUnit(t); unit > 0 && offset%(4*t.Nb[1]) == 0 && (uint64(len(src))%(4*t.Nb[1]) == 0 || offset+uint64(len(src)) == t.NBytes()) {
 		// Whole groups (and the plain tail): repacked straight from src.
 		return b.access(t, offset, uint64(len(src)), "set tensor", func(mem []byte) {
@@ -147,8 +148,25 @@ func (b *RepackBuffer) SetTensor(t *runtime.Tensor, src []byte, offset uint64) e
 
 // GetTensor copies t's bytes from offset, in ggml's layout, into dst.
 func (b *RepackBuffer) GetTensor(t *runtime.Tensor, dst []byte, offset uint64) error {
+	t, offset = viewBase(t, offset)
 	return b.rows(t, offset, uint64(len(dst)), "get tensor", func(mem []byte) { copy(dst, mem) },
 		func(plain []byte, at uint64) { copy(dst, plain[at:]) })
+}
+
+// viewBase resolves a view of a Repacked tensor (its bytes at offset) to
+// the tensor itself and the same bytes' offset in it; any other tensor is
+// returned as it is.
+func viewBase(t *runtime.Tensor, offset uint64) (*runtime.Tensor, uint64) {
+	if v := t.ViewSrc; v != nil && Repacked(v) && t.Offset >= v.Offset {
+		return v, offset + (t.Offset - v.Offset)
+	}
+	return t, offset
+}
+
+// readsRepacked reports whether t's bytes are (part of) a Repacked
+// tensor's: the tensor or a view of it.
+func readsRepacked(t *runtime.Tensor) bool {
+	return Repacked(t) || (t.ViewSrc != nil && Repacked(t.ViewSrc))
 }
 
 // access runs f on t's bytes [offset, offset+size) in the buffer, under
@@ -208,10 +226,14 @@ func (b *RepackBuffer) Reset() {}
 func (b *RepackBuffer) Free() error { return b.buf.Free() }
 
 // checkRepackedSources fails node n when a source other than a MUL_MAT's
-// weights is a Repacked tensor: nothing else reads the interleaved rows.
+// weights is a Repacked tensor or a view of one, or n itself is: nothing
+// else reads or writes the interleaved rows.
 func checkRepackedSources(n *runtime.Tensor) error {
+	if readsRepacked(n) {
+		return fmt.Errorf("tensor %s: result in repacked weights (%s): %w", n, n.Buffer.Type().Name(), runtime.ErrUnsupported)
+	}
 	for i, s := range n.Src {
-		if s != nil && Repacked(s) && (n.Op != runtime.OpMulMat || i != 0) {
+		if s != nil && readsRepacked(s) && (n.Op != runtime.OpMulMat || i != 0 || !Repacked(s)) {
 			return fmt.Errorf("tensor %s: source %d (%s) is repacked in %s, which only MUL_MAT weights may be: %w", n, i, s.Name, s.Buffer.Type().Name(), runtime.ErrUnsupported)
 		}
 	}

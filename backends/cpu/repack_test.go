@@ -122,6 +122,24 @@ func testRepackedMulMat(t *testing.T, rbt *RepackBufferType, typ runtime.Type, k
 			if err := be.Compute(g); !errors.Is(err, runtime.ErrUnsupported) {
 				t.Errorf("GET_ROWS of repacked weights: %v, want ErrUnsupported", err)
 			}
+			// A view's bytes read through GetTensor are ggml's; a
+			// product of a view is refused.
+			v := ctx.View2D(a, k, 2, a.Nb[1], uint64(4*rowBytes))
+			mv := ctx.MulMat(v, b)
+			if _, err := gallocr.AllocCtxTensors(ctx, DefaultBufferType()); err != nil {
+				t.Fatal(err)
+			}
+			vb := make([]byte, 2*rowBytes)
+			if err := runtime.GetTensorData(v, vb, 0); err != nil || !bytes.Equal(vb, aq[4*rowBytes:6*rowBytes]) {
+				t.Errorf("GetTensor of a view: %v, same bytes %v", err, bytes.Equal(vb, aq[4*rowBytes:6*rowBytes]))
+			}
+			g = runtime.NewGraph()
+			if err := g.BuildForwardExpand(mv); err != nil {
+				t.Fatal(err)
+			}
+			if err := be.Compute(g); !errors.Is(err, runtime.ErrUnsupported) {
+				t.Errorf("MUL_MAT of a view of repacked weights: %v, want ErrUnsupported", err)
+			}
 		}
 	}
 	for i := 0; i < len(outs[0]); i += 4 {
