@@ -117,8 +117,12 @@ func (b *Backend) Device() runtime.DeviceInfo {
 // allocated in.
 func (b *Backend) DefaultBufferType() runtime.BufferType { return b.bt }
 
-// SupportsBufferType reports whether bt is host memory.
-func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool { return bt != nil && bt.IsHost() }
+// SupportsBufferType reports whether bt is host memory in ggml's layout
+// or the repacking type (RepackBufferType).
+func (b *Backend) SupportsBufferType(bt runtime.BufferType) bool {
+	_, repack := bt.(*RepackBufferType)
+	return bt != nil && (bt.IsHost() || repack)
+}
 
 // SupportsOp reports whether Compute implements node t with its types and
 // layouts: exactly the reference kernels' coverage (cpukernels.Supports);
@@ -173,6 +177,9 @@ func hostMem(t *runtime.Tensor) ([]byte, error) {
 		return nil, fmt.Errorf("tensor %q has no buffer: %w", t.Name, runtime.ErrNotAllocated)
 	}
 	hb, ok := t.Buffer.(runtime.HostBuffer)
+	if rb, rok := t.Buffer.(*RepackBuffer); rok {
+		hb, ok = rb.buf, true
+	}
 	if !ok {
 		return nil, fmt.Errorf("tensor %q is in buffer %s, not host memory: %w", t.Name, t.Buffer.Type().Name(), runtime.ErrUnsupported)
 	}
@@ -192,6 +199,9 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 	var pins pinned
 	defer pins.release()
 	if err := pins.pin(n); err != nil {
+		return err
+	}
+	if err := checkRepackedSources(n); err != nil {
 		return err
 	}
 	// The bytes of the node and its sources live in the scratch pool (used
@@ -220,6 +230,9 @@ func (b *Backend) computeNode(n *runtime.Tensor, scratch *scratchPool) error {
 				return err
 			}
 			return b.pool.run(nth, dot)
+		}
+		if Repacked(n.Src[0]) {
+			return fmt.Errorf("tensor %s: repacked weights %s with these activations and result: %w", n, n.Src[0].Name, runtime.ErrUnsupported)
 		}
 		if round, mm, rows := mulMatRoundedKernels(n, mem[0], mem[1], mem[2], scratch, b.Threads(), b.roundStage); mm != nil {
 			if round != nil {

@@ -377,6 +377,9 @@ func (p *pinned) pinBuffers(bufs ...runtime.Buffer) error {
 next:
 	for _, rb := range bufs {
 		b, ok := rb.(*Buffer)
+		if r, rok := rb.(*RepackBuffer); rok && r != nil {
+			b, ok = r.buf, true
+		}
 		if !ok || b == nil {
 			continue
 		}

@@ -27,6 +27,7 @@ type scratchPool struct {
 	qg     []byte
 	panels [][]byte
 	gemm   []vec.GemmBuf // each worker's f32 GEMM packing memory
+	plain  [][]byte      // each worker's rows of repacked weights in ggml's layout (repack.go)
 	// mem: the bytes of the node being computed (0) and of its sources.
 	mem [runtime.MaxSrc + 1][]byte
 	// mmB: the running mulMatKernelB product; mmBRun: its run method,
@@ -61,6 +62,9 @@ func (p *scratchPool) prepare(nth int) {
 	}
 	for len(p.gemm) < nth {
 		p.gemm = append(p.gemm, vec.GemmBuf{})
+	}
+	for len(p.plain) < nth {
+		p.plain = append(p.plain, nil)
 	}
 }
 

@@ -155,7 +155,7 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	}
 	q := sp.q[:rows*qrow]
 	dense := f32Layout(b, bm)
-	if !dense {
+	if !dense || Repacked(a) {
 		sp.prepare(nth)
 	}
 	// q4_0 rows where the packed AVX-512 dots run: each quantized
@@ -183,7 +183,7 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	// The job's parameters live in sp and its two phases are bound once
 	// (closures per node would be two heap allocations per product).
 	sp.mmQ = mulMatQJob{
-		t: t, dm: dm, am: am, bm: bm, sp: sp, qk: qk, q: q, qp: qp, pack: pack, dense: dense,
+		t: t, dm: dm, am: am, bm: bm, sp: sp, qk: qk, q: q, qp: qp, pack: pack, dense: dense, rep: Repacked(a),
 		qrow: qrow, prow: prow, nb: nb, rows: rows, perBatch: perBatch, tm: tm,
 		tiles: perBatch * b.Ne[2] * b.Ne[3],
 	}
@@ -208,7 +208,7 @@ type mulMatQJob struct {
 	sp                 *scratchPool
 	qk                 qKernel
 	pack               func(dst, y []byte, nb int) error
-	dense              bool
+	dense, rep         bool // rep: the weights are Repacked
 	qrow, prow         int64
 	nb                 int
 	rows, perBatch, tm int64
@@ -243,7 +243,7 @@ func (j *mulMatQJob) dot(ith, nth int) error {
 	stride := int(a.Nb[1])
 	t0, t1 := cpukernels.RowRange(tiles, ith, nth)
 	if m == 1 {
-		return decodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch, qk)
+		return decodeDot(t, dm, am, q, qp, qrow, prow, nb, t0, t1, perBatch, qk, j.rep)
 	}
 	for tile := t0; tile < t1; tile++ {
 		batch, rest := tile/perBatch, tile%perBatch
@@ -253,6 +253,9 @@ func (j *mulMatQJob) dot(ith, nth int) error {
 		i0 := (rest % tm) * qTileM
 		i1 := min(i0+qTileM, m)
 		w := am[off3(a.Nb, j0, i2/r2, i3/r3):]
+		if j.rep {
+			w = j.sp.plainRows(ith, a, am, j0, j1-j0)
+		}
 		C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 		qb := q[(batch*m)*qrow:]
 		if qk.mat != nil {
@@ -287,7 +290,7 @@ func (j *mulMatQJob) dot(ith, nth int) error {
 // slicing (about 2,000 calls a token for the output layer alone). The
 // bits are the tiles': every call starts at a multiple of qTileN, so the
 // kernels group the rows by four as before.
-func decodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int, t0, t1, perBatch int64, qk qKernel) error {
+func decodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int, t0, t1, perBatch int64, qk qKernel, rep bool) error {
 	a, b := t.Src[0], t.Src[1]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	n, stride := a.Ne[1], int(a.Nb[1])
@@ -302,6 +305,10 @@ func decodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int
 		y := q[batch*qrow : (batch+1)*qrow]
 		var err error
 		switch {
+		case rep && a.Type == runtime.TypeQ4_K:
+			err = vec.DotQ4_KRowsRepacked(C, w, y, qp[batch*prow:(batch+1)*prow], nb)
+		case rep:
+			err = vec.DotQ4_0RowsRepacked(C, w, qp[batch*prow:(batch+1)*prow], nb)
 		case qp != nil && a.Type == runtime.TypeQ4_K:
 			err = vec.DotQ4_KRowsPacked(C, w, stride, y, qp[batch*prow:(batch+1)*prow], nb)
 		case qp != nil:

@@ -80,6 +80,7 @@ func mulMatQGemmKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	ldc := int64(t.Nb[1] / 4)
 	stride := int(a.Nb[1])
 	pw := newPanelWork(b.Ne[2], batches, n, groups, nth)
+	rep := Repacked(a)
 	pbytes := vec.QGemmPanelBytes(nb)
 	dot = func(ith, nth int) error {
 		panel := sp.panel(ith, pbytes)
@@ -88,6 +89,9 @@ func mulMatQGemmKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 		for u := u0; u < u1; u++ {
 			x := pw.unit(u)
 			w := am[off3(a.Nb, x.j0, x.i2/r2, x.i3/r3):]
+			if rep {
+				w = sp.plainRows(ith, a, am, x.j0, x.nj)
+			}
 			nj, j0, batch := x.nj, x.j0, x.batch
 			if err := pack(panel, w, stride, int(nj), nb); err != nil {
 				return fmt.Errorf("tensor %s: %w", t, err)

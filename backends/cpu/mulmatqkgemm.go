@@ -59,6 +59,7 @@ func qkGemmDot(t *runtime.Tensor, dm, am, q []byte, qrow int64, mat func([]float
 	ldc := int64(t.Nb[1] / 4)
 	stride := int(a.Nb[1])
 	pw := newPanelWork(b.Ne[2], batches, n, groups, nth)
+	rep := Repacked(a)
 	pbytes := kg.panelBytes(nb)
 	sp.prepare(nth)
 	return func(ith, nth int) error {
@@ -69,6 +70,9 @@ func qkGemmDot(t *runtime.Tensor, dm, am, q []byte, qrow int64, mat func([]float
 			x := pw.unit(u)
 			j0, nj := x.j0, x.nj
 			w := am[off3(a.Nb, j0, x.i2/r2, x.i3/r3):]
+			if rep {
+				w = sp.plainRows(ith, a, am, j0, nj)
+			}
 			C := floats(dm, off3(t.Nb, 0, x.i2, x.i3), (m-1)*ldc+n)
 			qb := q[x.batch*m*qrow:]
 			packed := false

@@ -280,7 +280,7 @@ func newRunModel(o *runOptions, be runtime.Backend, bt runtime.BufferType, strat
 	if o.model == "" {
 		return llama.New(llama.GenerateWeights(o.cfg), opts)
 	}
-	lo := llama.LoadOptions{Options: opts, Ctx: o.cfg.Ctx}
+	lo := llama.LoadOptions{Options: opts, Ctx: o.cfg.Ctx, NoRepack: o.noRepack}
 	if !o.quiet && isTerminal(stderr) {
 		t0 := time.Now()
 		lo.Progress = func(done, total uint64) {

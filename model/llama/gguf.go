@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"math"
 	"os"
+	goruntime "runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gogml/gogml/backends/cpu"
+	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/gguf"
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
@@ -384,6 +389,12 @@ type LoadOptions struct {
 	// Progress, if not nil, is called as weights are uploaded (not when
 	// the mapping is used in place) with the bytes done and in all.
 	Progress func(done, total uint64)
+	// NoRepack keeps every weight in the file's mapping on the CPU. By
+	// default the q4_0 and q4_K matrices that only MUL_MAT reads are
+	// copied into the CPU's repacking buffer type
+	// (cpu.RepackBufferType), where the decode dots read them faster,
+	// as llama.cpp repacks its CPU weights (its --no-repack).
+	NoRepack bool
 }
 
 // uploadChunk is the most bytes one SetTensorData call uploads.
@@ -463,13 +474,23 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 				prefaultMapping(mf, o.Backend.Device().TotalMemory)
 				m.wbuf = buf
 				buf.SetUsage(runtime.UsageWeights)
+				rbt, repack := cpu.NewRepackBufferType()
+				repack = repack && !o.NoRepack && o.Backend.SupportsBufferType(rbt)
+				var rep []int // the tensors left for the repacking buffer
 				for i, t := range ctx.Tensors() {
+					m.stats.WeightsBytes += t.NBytes()
+					if repack && t != m.tokEmb && cpu.Repackable(t) {
+						rep = append(rep, i)
+						continue
+					}
 					if err := runtime.TensorAlloc(buf, t, mf.DataOffset+infos[0][i].Offset); err != nil {
 						return fmt.Errorf("llama: place weight %q in the mapping: %w", t.Name, err)
 					}
-					m.stats.WeightsBytes += t.NBytes()
 				}
 				m.stats.WeightsBuffers = 1
+				if len(rep) > 0 {
+					return m.repackWeights(ctx, rbt, rep, infos[0], mf)
+				}
 				return nil
 			}
 		}
@@ -480,6 +501,62 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// repackWeights places the tensors rep of ctx (those not in the mapping)
+// in a buffer of the repacking type rbt, planned by gallocr, and sets
+// each from the mapping (infos: ctx's file infos), which repacks it.
+func (m *Model) repackWeights(ctx *runtime.Context, rbt runtime.BufferType, rep []int, infos []gguf.TensorInfo, mf *gguf.Mapped) error {
+	rbuf, err := gallocr.AllocCtxTensors(ctx, rbt)
+	if err != nil {
+		return fmt.Errorf("llama: repacked weights: %w", err)
+	}
+	m.extra = append(m.extra, rbuf)
+	m.stats.WeightsBuffers++
+	// The tensors are repacked on every core (distinct bytes of one
+	// buffer: SetTensor may run concurrently on them).
+	ts := ctx.Tensors()
+	errs := make([]error, len(rep))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(rep)) {
+		wg.Go(func() {
+			for j := int(next.Add(1) - 1); j < len(rep); j = int(next.Add(1) - 1) {
+				t := ts[rep[j]]
+				data, err := mf.TensorData(infos[rep[j]])
+				if err == nil {
+					err = runtime.SetTensorData(t, data, 0)
+				}
+				if err == nil {
+					dropPages(data)
+				}
+				if err != nil {
+					errs[j] = fmt.Errorf("llama: repack weight %q: %w", t.Name, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// dropPages releases the whole pages of the mapped bytes b from the
+// process (MADV_DONTNEED: the file's pages stay in the page cache and
+// would fault back in if read): a repacked tensor's file bytes are not
+// read again, and would otherwise count twice in the resident set. Errors
+// only lose the saving.
+func dropPages(b []byte) {
+	page := uintptr(os.Getpagesize())
+	if len(b) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(&b[0]))
+	lo := (start + page - 1) &^ (page - 1)
+	hi := (start + uintptr(len(b))) &^ (page - 1)
+	if hi <= lo {
+		return
+	}
+	_ = unix.Madvise(b[lo-start:hi-start], unix.MADV_DONTNEED)
 }
 
 // prefaultMapping maps the file's pages into the process before the

@@ -405,3 +405,48 @@ func mustOpen(t *testing.T, path string) *gguf.Mapped {
 	t.Cleanup(func() { m.Close() })
 	return m
 }
+
+// TestGGUFRepack loads q4_0 and q4_K files on the CPU with the matrices
+// repacked (the default) and without (NoRepack): the repacked ones live in
+// a CPU_REPACK buffer, and the logits of a prompt long enough for the
+// GEMM paths and of decode steps are the same bits.
+func TestGGUFRepack(t *testing.T) {
+	if _, ok := cpu.NewRepackBufferType(); !ok {
+		t.Skip("no repacked kernels at this SIMD level")
+	}
+	prompt := make([]int32, 20)
+	for i := range prompt {
+		prompt[i] = int32(i*7%90 + 1)
+	}
+	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Dim, cfg.FFN = 256, 512
+			path := writeDemo(t, GenerateWeights(cfg), typ)
+			var logits [2][]float32
+			for i, noRepack := range []bool{true, false} {
+				be := cpu.NewBackend(cpu.BackendOptions{Threads: 2})
+				defer be.Close()
+				m, err := LoadGGUF(path, LoadOptions{Options: Options{Backend: be}, NoRepack: noRepack})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if repacked := len(m.extra) == 1 && m.extra[0].Type().Name() == "CPU_REPACK"; repacked == noRepack {
+					t.Errorf("NoRepack=%v: repacking buffer %v", noRepack, repacked)
+				}
+				logits[i] = evalAll(t, m, prompt)
+				for _, id := range []int32{3, 17, 42} {
+					logits[i] = append(logits[i], evalAll(t, m, []int32{id})...)
+				}
+				if err := m.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for j := range logits[0] {
+				if math.Float32bits(logits[0][j]) != math.Float32bits(logits[1][j]) {
+					t.Fatalf("logit %d: repacked %v, plain %v", j, logits[1][j], logits[0][j])
+				}
+			}
+		})
+	}
+}

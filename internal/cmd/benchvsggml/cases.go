@@ -50,7 +50,8 @@ func (g ggmlOp) line(ops map[string]int, name string) (string, error) {
 func f32bits(f float32) int32 { return int32(math.Float32bits(f)) }
 
 // benchCases returns the cases: MUL_MAT of a k×k weight of each type by 1
-// (decode) and by each prompt's count of f32 activation rows, then the row
+// (decode) and by each prompt's count of f32 activation rows, the decode
+// cases with weights larger than the cache (bigDecodeCases), then the row
 // ops on the shapes of a 4096-wide model's prompt of 512 tokens, then
 // FLASH_ATTN_EXT for decode and each prompt.
 func benchCases(k int64, prompts []int64) []benchCase {
@@ -70,6 +71,7 @@ func benchCases(k int64, prompts []int64) []benchCase {
 			})
 		}
 	}
+	cs = append(cs, bigDecodeCases(k)...)
 	const w, rows = 4096, 512
 	cs = append(cs,
 		benchCase{
@@ -132,6 +134,33 @@ func benchCases(k int64, prompts []int64) []benchCase {
 				srcTypes: []runtime.Type{p[0], p[1]}, srcNe: [][4]int64{{w, rows, 1, 1}, {w, rows, 1, 1}}},
 			build: func(ctx *runtime.Context) *runtime.Tensor {
 				return ctx.Cpy(ctx.NewTensor2D(p[0], w, rows), ctx.NewTensor2D(p[1], w, rows))
+			},
+		})
+	}
+	return cs
+}
+
+// bigDecodeM is the row count of the decode MUL_MAT cases whose weights
+// are larger than the cache (32768 rows of k: 72 MiB of q4_0 at k=4096,
+// 136 MiB of q8_0), where a decode product streams its weights from memory
+// as a model's large matrices do.
+const bigDecodeM = 32768
+
+// bigDecodeCases are MUL_MAT of a k×bigDecodeM weight (bigDecodeM rows of
+// k) of the types a model's weights come in most by one f32 activation
+// row: decode with weights larger than the cache.
+func bigDecodeCases(k int64) []benchCase {
+	var cs []benchCase
+	ks := strconv.FormatInt(k, 10)
+	for _, t := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K} {
+		cs = append(cs, benchCase{
+			name: fmt.Sprintf("mm_%s_n1_m%d", t, bigDecodeM),
+			op:   "MUL_MAT",
+			desc: fmt.Sprintf("%s weights %s×%d (k×m, larger than the cache), f32 activations n=1", t, ks, bigDecodeM),
+			ggml: ggmlOp{op: "MUL_MAT", typ: runtime.TypeF32, ne: [4]int64{bigDecodeM, 1, 1, 1},
+				srcTypes: []runtime.Type{t, runtime.TypeF32}, srcNe: [][4]int64{{k, bigDecodeM, 1, 1}, {k, 1, 1, 1}}},
+			build: func(ctx *runtime.Context) *runtime.Tensor {
+				return ctx.MulMat(ctx.NewTensor2D(t, k, bigDecodeM), ctx.NewTensor2D(runtime.TypeF32, k, 1))
 			},
 		})
 	}

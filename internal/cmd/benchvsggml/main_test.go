@@ -97,7 +97,7 @@ func TestCaseNamesUnique(t *testing.T) {
 			mm512++
 		}
 	}
-	for _, name := range []string{"mm_q4_0_n1", "mm_q4_0_n32", "mm_q4_0_n512", "mm_q6_k_n512", "fa_n1_kv4096", "fa_n32_kv512", "fa_n512_kv512", "mm_q4_0_n512_k14336", "mm_q6_k_n512_k14336"} {
+	for _, name := range []string{"mm_q4_0_n1", "mm_q4_0_n32", "mm_q4_0_n512", "mm_q6_k_n512", "fa_n1_kv4096", "fa_n32_kv512", "fa_n512_kv512", "mm_q4_0_n512_k14336", "mm_q6_k_n512_k14336", "mm_q4_0_n1_m32768", "mm_q8_0_n1_m32768", "mm_q4_k_n1_m32768"} {
 		if !seen[name] {
 			t.Errorf("no case %s", name)
 		}

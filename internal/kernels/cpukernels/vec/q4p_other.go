@@ -17,3 +17,17 @@ func Q4KPackedDots() bool { return false }
 func dotQ4_KRowsPacked(dst []float32, w []byte, stride int, y, _ []byte, nb int) {
 	dotQ4_KMat(dst, len(dst), w, stride, len(dst), y, nb*Q8_KBlockSize, 1, nb)
 }
+
+func dotQ4_0RowsRepacked(dst []float32, w []byte, yp []byte, nb int) {
+	rs := nb * Q4_0BlockSize
+	deinterleaveRows(dst, w, rs, 4*Q4_0BlockSize, func(d []float32, plain []byte) {
+		dotQ4_0RowsPackedGo(d, plain, rs, yp, nb)
+	})
+}
+
+func dotQ4_KRowsRepacked(dst []float32, w []byte, y, _ []byte, nb int) {
+	rs := nb * Q4_KBlockSize
+	deinterleaveRows(dst, w, rs, Q4_KBlockSize, func(d []float32, plain []byte) {
+		dotQ4_KMat(d, len(d), plain, rs, len(d), y, nb*Q8_KBlockSize, 1, nb)
+	})
+}

@@ -2445,3 +2445,215 @@ q4kw4ploop:
 	VMOVUPS         X24, (DI)
 	VZEROUPPER
 	RET
+
+// func q4KDot4WPIAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, MMX+
+TEXT ·q4KDot4WPIAVX512(SB), NOSPLIT, $0-40
+	// dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the
+	// q8_K row y packed by PackQ8_KForQ4K, for r < 4.
+	MOVQ      w+0(FP), BX
+	MOVQ      stride+8(FP), AX
+	MOVQ      y+16(FP), R8
+	MOVQ      nb+24(FP), CX
+	LEAQ      (BX)(AX*1), R9
+	LEAQ      (R9)(AX*1), R10
+	LEAQ      (R10)(AX*1), R11
+	LEAQ      (R11)(AX*1), R12
+	LEAQ      (R12)(AX*2), R13
+	VMOVDQU64 kq4s0<>+0(SB), Z26
+	VMOVDQU64 kq4s1<>+0(SB), Z27
+	VMOVDQU64 kq4s2<>+0(SB), Z28
+	VMOVDQU64 kq4s3<>+0(SB), Z29
+	VMOVDQU64 kq4m<>+0(SB), Y25
+	VMOVDQU64 kq4sr<>+0(SB), Z30
+	VMOVDQU64 kz0f<>+0(SB), Z31
+	VMOVDQU64 kq4p0<>+0(SB), Z26
+	VMOVDQU64 kq4p1<>+0(SB), Z27
+	VMOVDQU64 kq4p2<>+0(SB), Z28
+	VMOVDQU64 kq4p3<>+0(SB), Z29
+	VXORPS    X24, X24, X24
+
+q4kw4piloop:
+	PREFETCHT0      4096(BX)
+	PREFETCHT0      4160(BX)
+	PREFETCHT0      4224(BX)
+	PREFETCHT0      4288(BX)
+	PREFETCHT0      4352(BX)
+	PREFETCHT0      4416(BX)
+	PREFETCHT0      4480(BX)
+	PREFETCHT0      4544(BX)
+	PREFETCHT0      4608(BX)
+	MOVQ            BX, SI
+	VBROADCASTI32X4 4(SI), Y18
+	VPSHUFB         kq4ia<>+0(SB), Y18, Y16
+	VPSHUFB         kq4ib<>+0(SB), Y18, Y17
+	VPSRLVW         kq4sa<>+0(SB), Y16, Y18
+	VPSRLW          $0x06, Y17, Y17
+	VPSLLW          $0x04, Y17, Y17
+	VPTERNLOGD      $0xec, kq4ma<>+0(SB), Y17, Y18
+	VPERMW          Z18, Z26, Z4
+	VPERMW          Z18, Z27, Z5
+	VPERMW          Z18, Z28, Z6
+	VPERMW          Z18, Z29, Z7
+	VPERMW          Y18, Y25, Y19
+	VPSRLW          $0x04, 16(SI), Z1
+	VPANDD          16(SI), Z31, Z0
+	VPANDD          Z31, Z1, Z1
+	VPSRLW          $0x04, 80(SI), Z3
+	VPANDD          80(SI), Z31, Z2
+	VPANDD          Z31, Z3, Z3
+	VPMADDUBSW      4(R8), Z0, Z16
+	VPMADDUBSW      68(R8), Z1, Z17
+	VPMADDWD        Z4, Z16, Z8
+	VPMADDUBSW      132(R8), Z2, Z16
+	VPDPWSSD        Z5, Z17, Z8
+	VPMADDUBSW      196(R8), Z3, Z17
+	VPDPWSSD        Z6, Z16, Z8
+	VPDPWSSD        Z7, Z17, Z8
+	VEXTRACTI64X4   $0x01, Z8, Y16
+	VPADDD          Y16, Y8, Y8
+	VPMADDWD        260(R8), Y19, Y12
+	MOVQ            R9, SI
+	VBROADCASTI32X4 4(SI), Y18
+	VPSHUFB         kq4ia<>+0(SB), Y18, Y16
+	VPSHUFB         kq4ib<>+0(SB), Y18, Y17
+	VPSRLVW         kq4sa<>+0(SB), Y16, Y18
+	VPSRLW          $0x06, Y17, Y17
+	VPSLLW          $0x04, Y17, Y17
+	VPTERNLOGD      $0xec, kq4ma<>+0(SB), Y17, Y18
+	VPERMW          Z18, Z26, Z4
+	VPERMW          Z18, Z27, Z5
+	VPERMW          Z18, Z28, Z6
+	VPERMW          Z18, Z29, Z7
+	VPERMW          Y18, Y25, Y19
+	VPSRLW          $0x04, 16(SI), Z1
+	VPANDD          16(SI), Z31, Z0
+	VPANDD          Z31, Z1, Z1
+	VPSRLW          $0x04, 80(SI), Z3
+	VPANDD          80(SI), Z31, Z2
+	VPANDD          Z31, Z3, Z3
+	VPMADDUBSW      4(R8), Z0, Z16
+	VPMADDUBSW      68(R8), Z1, Z17
+	VPMADDWD        Z4, Z16, Z9
+	VPMADDUBSW      132(R8), Z2, Z16
+	VPDPWSSD        Z5, Z17, Z9
+	VPMADDUBSW      196(R8), Z3, Z17
+	VPDPWSSD        Z6, Z16, Z9
+	VPDPWSSD        Z7, Z17, Z9
+	VEXTRACTI64X4   $0x01, Z9, Y16
+	VPADDD          Y16, Y9, Y9
+	VPMADDWD        260(R8), Y19, Y13
+	MOVQ            R10, SI
+	VBROADCASTI32X4 4(SI), Y18
+	VPSHUFB         kq4ia<>+0(SB), Y18, Y16
+	VPSHUFB         kq4ib<>+0(SB), Y18, Y17
+	VPSRLVW         kq4sa<>+0(SB), Y16, Y18
+	VPSRLW          $0x06, Y17, Y17
+	VPSLLW          $0x04, Y17, Y17
+	VPTERNLOGD      $0xec, kq4ma<>+0(SB), Y17, Y18
+	VPERMW          Z18, Z26, Z4
+	VPERMW          Z18, Z27, Z5
+	VPERMW          Z18, Z28, Z6
+	VPERMW          Z18, Z29, Z7
+	VPERMW          Y18, Y25, Y19
+	VPSRLW          $0x04, 16(SI), Z1
+	VPANDD          16(SI), Z31, Z0
+	VPANDD          Z31, Z1, Z1
+	VPSRLW          $0x04, 80(SI), Z3
+	VPANDD          80(SI), Z31, Z2
+	VPANDD          Z31, Z3, Z3
+	VPMADDUBSW      4(R8), Z0, Z16
+	VPMADDUBSW      68(R8), Z1, Z17
+	VPMADDWD        Z4, Z16, Z10
+	VPMADDUBSW      132(R8), Z2, Z16
+	VPDPWSSD        Z5, Z17, Z10
+	VPMADDUBSW      196(R8), Z3, Z17
+	VPDPWSSD        Z6, Z16, Z10
+	VPDPWSSD        Z7, Z17, Z10
+	VEXTRACTI64X4   $0x01, Z10, Y16
+	VPADDD          Y16, Y10, Y10
+	VPMADDWD        260(R8), Y19, Y14
+	MOVQ            R11, SI
+	VBROADCASTI32X4 4(SI), Y18
+	VPSHUFB         kq4ia<>+0(SB), Y18, Y16
+	VPSHUFB         kq4ib<>+0(SB), Y18, Y17
+	VPSRLVW         kq4sa<>+0(SB), Y16, Y18
+	VPSRLW          $0x06, Y17, Y17
+	VPSLLW          $0x04, Y17, Y17
+	VPTERNLOGD      $0xec, kq4ma<>+0(SB), Y17, Y18
+	VPERMW          Z18, Z26, Z4
+	VPERMW          Z18, Z27, Z5
+	VPERMW          Z18, Z28, Z6
+	VPERMW          Z18, Z29, Z7
+	VPERMW          Y18, Y25, Y19
+	VPSRLW          $0x04, 16(SI), Z1
+	VPANDD          16(SI), Z31, Z0
+	VPANDD          Z31, Z1, Z1
+	VPSRLW          $0x04, 80(SI), Z3
+	VPANDD          80(SI), Z31, Z2
+	VPANDD          Z31, Z3, Z3
+	VPMADDUBSW      4(R8), Z0, Z16
+	VPMADDUBSW      68(R8), Z1, Z17
+	VPMADDWD        Z4, Z16, Z11
+	VPMADDUBSW      132(R8), Z2, Z16
+	VPDPWSSD        Z5, Z17, Z11
+	VPMADDUBSW      196(R8), Z3, Z17
+	VPDPWSSD        Z6, Z16, Z11
+	VPDPWSSD        Z7, Z17, Z11
+	VEXTRACTI64X4   $0x01, Z11, Y16
+	VPADDD          Y16, Y11, Y11
+	VPMADDWD        260(R8), Y19, Y15
+	VPUNPCKLDQ      Y9, Y8, Y16
+	VPUNPCKHDQ      Y9, Y8, Y17
+	VPADDD          Y17, Y16, Y16
+	VPUNPCKLDQ      Y11, Y10, Y17
+	VPUNPCKHDQ      Y11, Y10, Y20
+	VPADDD          Y20, Y17, Y17
+	VPUNPCKLQDQ     Y17, Y16, Y20
+	VPUNPCKHQDQ     Y17, Y16, Y23
+	VPADDD          Y23, Y20, Y21
+	VEXTRACTI32X4   $0x01, Y21, X17
+	VPADDD          X17, X21, X21
+	VPUNPCKLDQ      Y13, Y12, Y16
+	VPUNPCKHDQ      Y13, Y12, Y17
+	VPADDD          Y17, Y16, Y16
+	VPUNPCKLDQ      Y15, Y14, Y17
+	VPUNPCKHDQ      Y15, Y14, Y20
+	VPADDD          Y20, Y17, Y17
+	VPUNPCKLQDQ     Y17, Y16, Y20
+	VPUNPCKHQDQ     Y17, Y16, Y23
+	VPADDD          Y23, Y20, Y22
+	VEXTRACTI32X4   $0x01, Y22, X17
+	VPADDD          X17, X22, X22
+	VBROADCASTSS    (R8), X20
+	VCVTDQ2PS       X21, X21
+	VCVTDQ2PS       X22, X22
+	VPINSRW         $0x00, (BX), X23, X23
+	VPINSRW         $0x01, (R9), X23, X23
+	VPINSRW         $0x02, (R10), X23, X23
+	VPINSRW         $0x03, (R11), X23, X23
+	VCVTPH2PS       X23, X23
+	VMULPS          X20, X23, X23
+	VMULPS          X21, X23, X21
+	VPINSRW         $0x00, 2(BX), X23, X23
+	VPINSRW         $0x01, 2(R9), X23, X23
+	VPINSRW         $0x02, 2(R10), X23, X23
+	VPINSRW         $0x03, 2(R11), X23, X23
+	VCVTPH2PS       X23, X23
+	VMULPS          X20, X23, X23
+	VMULPS          X22, X23, X22
+	VSUBPS          X22, X21, X21
+	VADDPS          X21, X24, X24
+	ADDQ            $+576, BX
+	ADDQ            $+576, R9
+	ADDQ            $+576, R10
+	ADDQ            $+576, R11
+	ADDQ            $+576, R12
+	ADDQ            $+576, R13
+	ADDQ            $+292, R8
+	DECQ            CX
+	JNZ             q4kw4piloop
+	MOVQ            dst+32(FP), DI
+	VMOVUPS         X24, (DI)
+	VZEROUPPER
+	RET

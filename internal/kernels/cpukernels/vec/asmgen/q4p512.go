@@ -32,8 +32,9 @@ import (
 // blocks are zeros).
 func genQ4P512(c *build.Context) {
 	t := q4pConsts(c)
-	q4pDot(c, 4, t)
-	q4pDot(c, 1, t)
+	q4pDot(c, 4, t, false)
+	q4pDot(c, 1, t, false)
+	q4pDot(c, 4, t, true)
 }
 
 // q4pTables are the permute tables of the packed q4_0 dots.
@@ -65,8 +66,11 @@ func q4pConsts(c *build.Context) q4pTables {
 // the blocks;
 // Z31/Z30 the tables, Z29 the nibble mask; accumulators Z8..Z11, each
 // row's four temporaries from Z12 up.
-func q4pDot(c *build.Context, rows int, t q4pTables) {
+func q4pDot(c *build.Context, rows int, t q4pTables, inter bool) {
 	name := fmt.Sprintf("dotQ4Px%dAVX512", rows)
+	if inter {
+		name = "dotQ4Px4IAVX512"
+	}
 	fn(c, name, qRowsSig,
 		fmt.Sprintf("dst[r] = dot of %d q4_0 weight rows (stride bytes apart) with the packed activation row y, nb ≥ 1 blocks.", rows))
 	rowReg := rowArgs(c, rows, "y", "nb")
@@ -80,16 +84,29 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 		c.VPXORD(a, a, a)
 	}
 	pre := fmt.Sprintf("q4px%d", rows)
+	if inter {
+		pre = "q4pxi"
+	}
 	loop, one, tail, done := pre+"loop", pre+"one", pre+"tail", pre+"done"
 	// As the pair kernels: the four-row kernel prefetches the same place
 	// in the next four rows (R12: row 4, R13: row 6): the loop takes two
 	// groups (144 bytes) a step and asks for three lines of each row.
-	next4 := rows == 4
+	next4 := rows == 4 && !inter
 	if next4 {
 		c.LEAQ(idx(reg.R10, 0, reg.RDI, 1), reg.R12)
 		c.LEAQ(idx(reg.R12, 0, reg.RDI, 2), reg.R13)
 	}
+	adv := 72
+	if inter {
+		adv = 288
+	}
 	prefetch := func(offs ...int) {
+		if inter && q4piDist > 0 {
+			for off := 0; off < 288*len(offs)*2/3; off += 64 {
+				c.PREFETCHT0(at(reg.RSI, q4piDist+off))
+			}
+			return
+		}
 		if !next4 {
 			return
 		}
@@ -106,7 +123,7 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 	}
 	advance := func(groups int) {
 		for _, p := range ptrs {
-			c.ADDQ(operand.I32(72*groups), p)
+			c.ADDQ(operand.I32(adv*groups), p)
 		}
 		c.ADDQ(operand.I32(256*groups), reg.RDX)
 	}
@@ -115,7 +132,7 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 	c.Label(loop)
 	prefetch(0, 64, 128)
 	q4pStep(c, rowReg, acc, false, 0)
-	q4pStep(c, rowReg, acc, false, 1)
+	q4pStep(c, rowReg, acc, false, adv/72)
 	advance(2)
 	c.DECQ(reg.RCX)
 	c.JNZ(lbl(loop))
@@ -143,14 +160,19 @@ func q4pDot(c *build.Context, rows int, t q4pTables) {
 	end(c, false)
 }
 
+// q4piDist is the prefetch distance of the interleaved kernel in bytes.
+const q4piDist = 4096
+
 // q4pTemps are the rows' temporaries, four a row.
 var q4pTemps = [16]reg.VecPhysical{reg.Z12, reg.Z13, reg.Z14, reg.Z15, reg.Z16, reg.Z17, reg.Z18, reg.Z19,
 	reg.Z20, reg.Z21, reg.Z22, reg.Z23, reg.Z24, reg.Z25, reg.Z26, reg.Z27}
 
-// q4pStep is one step of four blocks of every row, group g after the
-// pointers' (tail: the blocks under K1 only, block 3 never).
+// q4pStep is one step of four blocks of every row, the weights' group at
+// 72·g bytes after the pointers and the activation's at 256·min(g, 1)
+// (the interleaved rows' next group is 288 bytes on, g = 4) (tail: the
+// blocks under K1 only, block 3 never).
 func q4pStep(c *build.Context, rowReg []reg.GPPhysical, acc []reg.VecPhysical, tail bool, g int) {
-	w, y := 72*g, 256*g
+	w, y := 72*g, 256*min(g, 1)
 	c.VMOVDQU64(at(reg.RDX, y), reg.Z0)
 	c.VMOVDQU64(at(reg.RDX, y+64), reg.Z1)
 	c.VMOVDQU64(at(reg.RDX, y+128), reg.Z2)
