@@ -3,7 +3,6 @@ package cpu
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"unsafe"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
@@ -190,8 +189,9 @@ func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int)
 // ropeKernel rotates f32 rows (normal or NeoX mode) as the reference
 // kernel does, with the same float32 operations in the same order: each
 // worker computes the (cos, sin) cache once per position of its block
-// of rows, then rotates each row straight from the source into the
-// result.
+// of rows (cpukernels.RopeCache), lays it out for vec.RopeNormalRows or
+// vec.RopeNeoXRows, then rotates that position's rows (the heads)
+// straight from the source into the result in one call.
 func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	s, p := t.Src[0], t.Src[1]
 	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
@@ -206,62 +206,62 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
 	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
 	lo, hi := cpukernels.RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
+	thetaScale := cpukernels.RopeThetaScale(freqBase, nDims)
 	ne0, nd := t.Ne[0], int(nDims)
+	neox := mode == runtime.RopeNeoX
 	return func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
 		if r0 >= r1 {
 			return nil
 		}
-		cache := make([]float32, nd)
-		lastPos := int64(-1)
-		for r := r0; r < r1; r++ {
+		// cache: RopeCache's (cos, sin) pairs; c, sn: NeoX's cos and
+		// sin, or normal mode's (c, c) and (-s, s) per pair.
+		buf := make([]float32, 3*nd)
+		cache, c, sn := buf[:nd], buf[nd:2*nd], buf[2*nd:]
+		if neox {
+			c, sn = c[:nd/2], sn[:nd/2]
+		}
+		ne1 := t.Ne[1]
+		ys, xs := int(t.Nb[1]/4), int(s.Nb[1]/4)
+		// Each step takes the run of rows [r, e) of one position (one i2,
+		// i3): one cache, one call of the vec kernel.
+		for r := r0; r < r1; {
 			i1, i2, i3 := rowCoords(t.Ne, r)
-			if i2 != lastPos {
-				pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
-				cpukernels.RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, nil, 1)
-				lastPos = i2
-			}
-			x := floats(sm, off3(s.Nb, i1, i2, i3), ne0)
-			y := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
-			if mode == runtime.RopeNeoX {
-				ropeNeoX(y[:nd], x[:nd], cache)
+			e := min(r1, r+ne1-i1)
+			rows := int(e - r)
+			pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
+			cpukernels.RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, nil, 1)
+			ropeLayout(c, sn, cache, neox)
+			x := floats(sm, off3(s.Nb, i1, i2, i3), int64((rows-1)*xs)+ne0)
+			y := floats(dm, off3(t.Nb, i1, i2, i3), int64((rows-1)*ys)+ne0)
+			if neox {
+				vec.RopeNeoXRows(y, x, ys, xs, rows, c, sn)
 			} else {
-				ropeNormal(y[:nd], x[:nd], cache)
+				vec.RopeNormalRows(y, x, ys, xs, rows, c, sn)
 			}
-			if nd < len(x) {
-				copy(y[nd:], x[nd:])
+			if int64(nd) < ne0 {
+				for k := range rows {
+					copy(y[k*ys+nd:k*ys+int(ne0)], x[k*xs+nd:k*xs+int(ne0)])
+				}
 			}
+			r = e
 		}
 		return nil
 	}
 }
 
-// ropeNormal rotates adjacent pairs: (x[2k], x[2k+1]) by cache[2k],
-// cache[2k+1] = cos, sin. y may be x.
-func ropeNormal(y, x, cache []float32) {
-	n := len(x) &^ 1
-	y, cache = y[:n], cache[:n]
-	for i := 0; i+1 < n; i += 2 {
-		c, sn := cache[i], cache[i+1]
-		x0, x1 := x[i], x[i+1]
-		y[i] = x0*c - x1*sn
-		y[i+1] = x0*sn + x1*c
+// ropeLayout lays RopeCache's (cos, sin) pairs out for vec.RopeNeoXRows
+// (neox: c[k], sn[k] of pair k) or vec.RopeNormalRows ((c, c) and (-s, s) at 2k).
+func ropeLayout(c, sn, cache []float32, neox bool) {
+	if neox {
+		for k := range c {
+			c[k], sn[k] = cache[2*k], cache[2*k+1]
+		}
+		return
 	}
-}
-
-// ropeNeoX rotates pairs half the row apart: (x[k], x[k+n/2]) by
-// cache[2k], cache[2k+1]. y may be x.
-func ropeNeoX(y, x, cache []float32) {
-	h := len(x) / 2
-	xa, xb := x[:h], x[h:2*h]
-	ya, yb := y[:h], y[h:2*h]
-	cache = cache[:2*h]
-	for k := range xa {
-		c, sn := cache[2*k], cache[2*k+1]
-		x0, x1 := xa[k], xb[k]
-		ya[k] = x0*c - x1*sn
-		yb[k] = x0*sn + x1*c
+	for k := 0; k+1 < len(cache); k += 2 {
+		c[k], c[k+1] = cache[k], cache[k]
+		sn[k], sn[k+1] = -cache[k+1], cache[k+1]
 	}
 }
 

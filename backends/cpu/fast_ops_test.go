@@ -88,6 +88,9 @@ func TestFastOpsMatchReference(t *testing.T) {
 		{"rope neox partial", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 64, 4, 9), ctx.NewTensor1D(runtime.TypeI32, 9), nil, 32, runtime.RopeNeoX, rp)
 		}},
+		{"rope neox 80 of 96 dims", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 96, 3, 11), ctx.NewTensor1D(runtime.TypeI32, 11), nil, 80, runtime.RopeNeoX, rp)
+		}},
 		{"rope yarn inplace", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.RopeExtInplace(ctx.NewTensor3D(runtime.TypeF32, 128, 3, 5), ctx.NewTensor1D(runtime.TypeI32, 5), nil, 96, runtime.RopeNormal, yarn)
 		}},

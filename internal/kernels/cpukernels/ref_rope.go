@@ -64,7 +64,15 @@ func ropeYarn(thetaExtrap, freqScale, lo, hi float32, i0 int, extFactor, mscale 
 		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
 		mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
 	}
-	return float32(math.Cos(float64(theta))) * mscale, float32(math.Sin(float64(theta))) * mscale
+	sin, cos = Sincosf(theta)
+	return cos * mscale, sin * mscale
+}
+
+// RopeThetaScale returns the ratio of successive pairs' angles,
+// freqBase^(-2/nDims) with the exponent rounded to float32 (ggml's
+// powf(freq_base, -2.0f/n_dims)).
+func RopeThetaScale(freqBase float32, nDims int32) float32 {
+	return float32(math.Pow(float64(freqBase), float64(-2/float32(nDims))))
 }
 
 // RopeCache fills cache with (cos, sin) pairs for one position, for the
@@ -156,7 +164,7 @@ func (k *kernel) rope(r0, r1 int64) {
 	nOffs := int(t.OpParamI32(15))
 	multi := mode&runtime.RopeMrope != 0
 	lo, hi := RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), float64(-2/float32(nDims))))
+	thetaScale := RopeThetaScale(freqBase, nDims)
 	var ff []float32
 	if f := t.Src[2]; f != nil {
 		ff = make([]float32, f.Ne[0])
@@ -206,8 +214,8 @@ func (k *kernel) rope(r0, r1 int64) {
 			}
 			j1 := j0 + half
 			x0, x1 := row[j0], row[j1]
-			row[j0] = x0*c - x1*sn
-			row[j1] = x0*sn + x1*c
+			row[j0] = float32(x0*c) - float32(x1*sn)
+			row[j1] = float32(x0*sn) + float32(x1*c)
 		}
 		k.storeRow(row, off3(t.Nb, i1, i2, i3))
 	}
