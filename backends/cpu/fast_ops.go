@@ -196,7 +196,8 @@ func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int)
 // ropeKernel rotates f32 rows (normal or NeoX mode) as the reference
 // kernel does, with the same float32 operations in the same order: each
 // worker computes the (cos, sin) cache once per position of its block
-// of rows (cpukernels.RopeCache), lays it out for vec.RopeNormalRows or
+// of rows (RopeCache's values: cpukernels.RopeAngles, then vec.Sincosf
+// for all the pairs at once), lays it out for vec.RopeNormalRows or
 // vec.RopeNeoXRows, then rotates that position's rows (the heads)
 // straight from the source into the result in one call.
 func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
@@ -221,12 +222,16 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 		if r0 >= r1 {
 			return nil
 		}
-		// cache: RopeCache's (cos, sin) pairs; c, sn: NeoX's cos and
-		// sin, or normal mode's (c, c) and (-s, s) per pair.
-		buf := make([]float32, 3*nd)
-		cache, c, sn := buf[:nd], buf[nd:2*nd], buf[2*nd:]
+		// theta, scale, sinv, cosv: each pair's angle, scale, sine and
+		// cosine (cpukernels.RopeAngles, vec.Sincosf: RopeCache's
+		// values); c, sn: NeoX's cos and sin, or normal mode's (c, c) and
+		// (-s, s) per pair.
+		h := nd / 2
+		buf := make([]float32, 4*h+2*nd)
+		theta, scale, sinv, cosv := buf[:h], buf[h:2*h], buf[2*h:3*h], buf[3*h:4*h]
+		c, sn := buf[4*h:4*h+nd], buf[4*h+nd:]
 		if neox {
-			c, sn = c[:nd/2], sn[:nd/2]
+			c, sn = c[:h], sn[:h]
 		}
 		ne1 := t.Ne[1]
 		ys, xs := int(t.Nb[1]/4), int(s.Nb[1]/4)
@@ -237,8 +242,9 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 			e := min(r1, r+ne1-i1)
 			rows := int(e - r)
 			pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
-			cpukernels.RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, nil, 1)
-			ropeLayout(c, sn, cache, neox)
+			cpukernels.RopeAngles(theta, scale, float32(pos), freqScale, extFactor, attnFactor, lo, hi, thetaScale)
+			vec.Sincosf(sinv, cosv, theta)
+			ropeLayout(c, sn, cosv, sinv, scale, neox)
 			x := floats(sm, off3(s.Nb, i1, i2, i3), int64((rows-1)*xs)+ne0)
 			y := floats(dm, off3(t.Nb, i1, i2, i3), int64((rows-1)*ys)+ne0)
 			if neox {
@@ -257,18 +263,20 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	}
 }
 
-// ropeLayout lays RopeCache's (cos, sin) pairs out for vec.RopeNeoXRows
-// (neox: c[k], sn[k] of pair k) or vec.RopeNormalRows ((c, c) and (-s, s) at 2k).
-func ropeLayout(c, sn, cache []float32, neox bool) {
+// ropeLayout lays each pair's cache (cos·scale, sin·scale), RopeCache's
+// values, out for vec.RopeNeoXRows (neox: c[k], sn[k] of pair k) or
+// vec.RopeNormalRows ((c, c) and (-s, s) at 2k).
+func ropeLayout(c, sn, cos, sin, scale []float32, neox bool) {
 	if neox {
 		for k := range c {
-			c[k], sn[k] = cache[2*k], cache[2*k+1]
+			c[k], sn[k] = cos[k]*scale[k], sin[k]*scale[k]
 		}
 		return
 	}
-	for k := 0; k+1 < len(cache); k += 2 {
-		c[k], c[k+1] = cache[k], cache[k]
-		sn[k], sn[k+1] = -cache[k+1], cache[k+1]
+	for k := range cos {
+		ck, sk := cos[k]*scale[k], sin[k]*scale[k]
+		c[2*k], c[2*k+1] = ck, ck
+		sn[2*k], sn[2*k+1] = -sk, sk
 	}
 }
 

@@ -56,16 +56,43 @@ func RopeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (
 // ropeYarn returns the scaled cosine and sine of rotation pair i0/2 with
 // unscaled angle thetaExtrap (ggml's rope_yarn).
 func ropeYarn(thetaExtrap, freqScale, lo, hi float32, i0 int, extFactor, mscale float32) (cos, sin float32) {
+	theta, mscale := ropeYarnAngle(thetaExtrap, freqScale, lo, hi, i0, extFactor, mscale)
+	sin, cos = Sincosf(theta)
+	return cos * mscale, sin * mscale
+}
+
+// ropeYarnAngle returns rope_yarn's angle and scale of rotation pair
+// i0/2: its cosine and sine times the scale are the pair's cache.
+func ropeYarnAngle(thetaExtrap, freqScale, lo, hi float32, i0 int, extFactor, mscale float32) (theta, scale float32) {
 	thetaInterp := freqScale * thetaExtrap
-	theta := thetaInterp
+	theta = thetaInterp
 	if extFactor != 0 {
 		y := (float32(i0/2) - lo) / max(0.001, hi-lo)
 		rampMix := (1 - min(1, max(0, y))) * extFactor
 		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
 		mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
 	}
-	sin, cos = Sincosf(theta)
-	return cos * mscale, sin * mscale
+	return theta, mscale
+}
+
+// RopeAngles fills theta[k] and scale[k] with the angle and scale of
+// rotation pair k of a row at position pos (no frequency factors), as
+// RopeCache computes them: RopeCache's pair k is (cos·scale, sin·scale)
+// of Sincosf(theta[k]), which callers may compute many at a time.
+func RopeAngles(theta, scale []float32, pos, freqScale, extFactor, attnFactor, lo, hi, thetaScale float32) {
+	scale = scale[:len(theta)]
+	th := pos
+	if extFactor == 0 { // ropeYarnAngle's angle is freqScale·th, its scale attnFactor
+		for k := range theta {
+			theta[k], scale[k] = freqScale*th, attnFactor
+			th *= thetaScale
+		}
+		return
+	}
+	for k := range theta {
+		theta[k], scale[k] = ropeYarnAngle(th, freqScale, lo, hi, 2*k, extFactor, attnFactor)
+		th *= thetaScale
+	}
 }
 
 // RopeThetaScale returns the ratio of successive pairs' angles,

@@ -46,6 +46,7 @@ var files = []struct {
 	{"swiglu_amd64.s", genSwiglu},
 	{"qkgemm_amd64.s", genQKGemm},
 	{"rope_amd64.s", genRope},
+	{"sincosf_amd64.s", genSincosf},
 }
 
 // errStale is returned by -check when a committed file differs from what
