@@ -36,7 +36,9 @@ func benchThreads(b *testing.B, build func(ctx *runtime.Context) *runtime.Tensor
 		b.Run(fmt.Sprintf("threads%d", th), func(b *testing.B) {
 			be := cpu.NewBackend(cpu.BackendOptions{Threads: th})
 			defer be.Close()
-			f := refCompute(b, be, refGraph(b, build))
+			g := refGraph(b, build)
+			fillPositions(b, g)
+			f := refCompute(b, be, g)
 			f()
 			b.ResetTimer()
 			c0 := refCPUSeconds()

@@ -3,7 +3,6 @@ package cpu
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"unsafe"
 
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
@@ -39,7 +38,8 @@ func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth 
 // swigluKernel handles SWIGLU on f32 rows, split (the gate a second
 // tensor) or fused (the two halves of one row, swapped or not): silu(x)·g
 // in one pass over the rows (vec.SwiGLU: AVX-512 where the CPU has it,
-// results bit for bit those of the SILU op's kernel and a multiply),
+// results bit for bit those of the SILU op's kernel and a multiply;
+// vec.SwiGLUNT where a worker writes a megabyte or more),
 // where the reference calls a scalar function per element (ggml's CPU
 // runs ggml_vec_swiglu_f32 here, one pass too). Other GLU functions and
 // types take the reference kernel.
@@ -60,6 +60,12 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 		}
 		// vec.SwiGLU reads x[i] and g[i] before it writes dst[i]: the
 		// planner may place the result over the gate or x (in place).
+		// A worker's rows of a megabyte and more take non-temporal
+		// stores (the same bits).
+		swiglu := vec.SwiGLU
+		if uint64(r1-r0)*uint64(nc)*4 >= vec.NTMinBytes {
+			swiglu = vec.SwiGLUNT
+		}
 		for r := r0; r < r1; r++ {
 			i1, i2, i3 := rowCoords(t.Ne, r)
 			var xs, gs []float32
@@ -73,7 +79,7 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 					xs, gs = gs, xs
 				}
 			}
-			vec.SwiGLU(floats(dm, off3(t.Nb, i1, i2, i3), nc), xs, gs)
+			swiglu(floats(dm, off3(t.Nb, i1, i2, i3), nc), xs, gs)
 		}
 		return nil
 	}
@@ -190,8 +196,10 @@ func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int)
 // ropeKernel rotates f32 rows (normal or NeoX mode) as the reference
 // kernel does, with the same float32 operations in the same order: each
 // worker computes the (cos, sin) cache once per position of its block
-// of rows, then rotates each row straight from the source into the
-// result.
+// of rows (RopeCache's values: cpukernels.RopeAngles, then vec.Sincosf
+// for all the pairs at once), lays it out for vec.RopeNormalRows or
+// vec.RopeNeoXRows, then rotates that position's rows (the heads)
+// straight from the source into the result in one call.
 func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	s, p := t.Src[0], t.Src[1]
 	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
@@ -206,62 +214,69 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
 	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
 	lo, hi := cpukernels.RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
+	thetaScale := cpukernels.RopeThetaScale(freqBase, nDims)
 	ne0, nd := t.Ne[0], int(nDims)
+	neox := mode == runtime.RopeNeoX
 	return func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
 		if r0 >= r1 {
 			return nil
 		}
-		cache := make([]float32, nd)
-		lastPos := int64(-1)
-		for r := r0; r < r1; r++ {
+		// theta, scale, sinv, cosv: each pair's angle, scale, sine and
+		// cosine (cpukernels.RopeAngles, vec.Sincosf: RopeCache's
+		// values); c, sn: NeoX's cos and sin, or normal mode's (c, c) and
+		// (-s, s) per pair.
+		h := nd / 2
+		buf := make([]float32, 4*h+2*nd)
+		theta, scale, sinv, cosv := buf[:h], buf[h:2*h], buf[2*h:3*h], buf[3*h:4*h]
+		c, sn := buf[4*h:4*h+nd], buf[4*h+nd:]
+		if neox {
+			c, sn = c[:h], sn[:h]
+		}
+		ne1 := t.Ne[1]
+		ys, xs := int(t.Nb[1]/4), int(s.Nb[1]/4)
+		// Each step takes the run of rows [r, e) of one position (one i2,
+		// i3): one cache, one call of the vec kernel.
+		for r := r0; r < r1; {
 			i1, i2, i3 := rowCoords(t.Ne, r)
-			if i2 != lastPos {
-				pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
-				cpukernels.RopeCache(cache, float32(pos), nDims, freqScale, extFactor, attnFactor, lo, hi, thetaScale, nil, 1)
-				lastPos = i2
-			}
-			x := floats(sm, off3(s.Nb, i1, i2, i3), ne0)
-			y := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
-			if mode == runtime.RopeNeoX {
-				ropeNeoX(y[:nd], x[:nd], cache)
+			e := min(r1, r+ne1-i1)
+			rows := int(e - r)
+			pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
+			cpukernels.RopeAngles(theta, scale, float32(pos), freqScale, extFactor, attnFactor, lo, hi, thetaScale)
+			vec.Sincosf(sinv, cosv, theta)
+			ropeLayout(c, sn, cosv, sinv, scale, neox)
+			x := floats(sm, off3(s.Nb, i1, i2, i3), int64((rows-1)*xs)+ne0)
+			y := floats(dm, off3(t.Nb, i1, i2, i3), int64((rows-1)*ys)+ne0)
+			if neox {
+				vec.RopeNeoXRows(y, x, ys, xs, rows, c, sn)
 			} else {
-				ropeNormal(y[:nd], x[:nd], cache)
+				vec.RopeNormalRows(y, x, ys, xs, rows, c, sn)
 			}
-			if nd < len(x) {
-				copy(y[nd:], x[nd:])
+			if int64(nd) < ne0 {
+				for k := range rows {
+					copy(y[k*ys+nd:k*ys+int(ne0)], x[k*xs+nd:k*xs+int(ne0)])
+				}
 			}
+			r = e
 		}
 		return nil
 	}
 }
 
-// ropeNormal rotates adjacent pairs: (x[2k], x[2k+1]) by cache[2k],
-// cache[2k+1] = cos, sin. y may be x.
-func ropeNormal(y, x, cache []float32) {
-	n := len(x) &^ 1
-	y, cache = y[:n], cache[:n]
-	for i := 0; i+1 < n; i += 2 {
-		c, sn := cache[i], cache[i+1]
-		x0, x1 := x[i], x[i+1]
-		y[i] = x0*c - x1*sn
-		y[i+1] = x0*sn + x1*c
+// ropeLayout lays each pair's cache (cos·scale, sin·scale), RopeCache's
+// values, out for vec.RopeNeoXRows (neox: c[k], sn[k] of pair k) or
+// vec.RopeNormalRows ((c, c) and (-s, s) at 2k).
+func ropeLayout(c, sn, cos, sin, scale []float32, neox bool) {
+	if neox {
+		for k := range c {
+			c[k], sn[k] = cos[k]*scale[k], sin[k]*scale[k]
+		}
+		return
 	}
-}
-
-// ropeNeoX rotates pairs half the row apart: (x[k], x[k+n/2]) by
-// cache[2k], cache[2k+1]. y may be x.
-func ropeNeoX(y, x, cache []float32) {
-	h := len(x) / 2
-	xa, xb := x[:h], x[h:2*h]
-	ya, yb := y[:h], y[h:2*h]
-	cache = cache[:2*h]
-	for k := range xa {
-		c, sn := cache[2*k], cache[2*k+1]
-		x0, x1 := xa[k], xb[k]
-		ya[k] = x0*c - x1*sn
-		yb[k] = x0*sn + x1*c
+	for k := range cos {
+		ck, sk := cos[k]*scale[k], sin[k]*scale[k]
+		c[2*k], c[2*k+1] = ck, ck
+		sn[2*k], sn[2*k+1] = -sk, sk
 	}
 }
 

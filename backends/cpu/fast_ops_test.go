@@ -88,6 +88,9 @@ func TestFastOpsMatchReference(t *testing.T) {
 		{"rope neox partial", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 64, 4, 9), ctx.NewTensor1D(runtime.TypeI32, 9), nil, 32, runtime.RopeNeoX, rp)
 		}},
+		{"rope neox 80 of 96 dims", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.RopeExt(ctx.NewTensor3D(runtime.TypeF32, 96, 3, 11), ctx.NewTensor1D(runtime.TypeI32, 11), nil, 80, runtime.RopeNeoX, rp)
+		}},
 		{"rope yarn inplace", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.RopeExtInplace(ctx.NewTensor3D(runtime.TypeF32, 128, 3, 5), ctx.NewTensor1D(runtime.TypeI32, 5), nil, 96, runtime.RopeNormal, yarn)
 		}},
@@ -156,7 +159,8 @@ func TestFastOpsMatchReference(t *testing.T) {
 
 // TestSwigluFastMatchesReference checks the SWIGLU fast path (vector SiLU
 // and multiply) against the reference kernel's scalar x/(1+exp(-x))·g:
-// split, fused, swapped and in place over the gate, on 3 workers. The
+// split, fused, swapped and in place over the gate, on 3 workers, and
+// rows large enough for non-temporal stores. The
 // vector exp is not the scalar one bit for bit, so the bound is relative.
 func TestSwigluFastMatchesReference(t *testing.T) {
 	cases := []struct {
@@ -171,6 +175,9 @@ func TestSwigluFastMatchesReference(t *testing.T) {
 		}},
 		{"fused swapped", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.Glu(ctx.NewTensor2D(runtime.TypeF32, 2*67, 9), runtime.GluSwiglu, true)
+		}},
+		{"split, a megabyte a worker (non-temporal stores)", func(ctx *runtime.Context) *runtime.Tensor {
+			return ctx.GluSplit(ctx.NewTensor2D(runtime.TypeF32, 4096, 200), ctx.NewTensor2D(runtime.TypeF32, 4096, 200), runtime.GluSwiglu)
 		}},
 	}
 	be := NewBackend(BackendOptions{Threads: 3})

@@ -56,15 +56,50 @@ func RopeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (
 // ropeYarn returns the scaled cosine and sine of rotation pair i0/2 with
 // unscaled angle thetaExtrap (ggml's rope_yarn).
 func ropeYarn(thetaExtrap, freqScale, lo, hi float32, i0 int, extFactor, mscale float32) (cos, sin float32) {
+	theta, mscale := ropeYarnAngle(thetaExtrap, freqScale, lo, hi, i0, extFactor, mscale)
+	sin, cos = Sincosf(theta)
+	return cos * mscale, sin * mscale
+}
+
+// ropeYarnAngle returns rope_yarn's angle and scale of rotation pair
+// i0/2: its cosine and sine times the scale are the pair's cache.
+func ropeYarnAngle(thetaExtrap, freqScale, lo, hi float32, i0 int, extFactor, mscale float32) (theta, scale float32) {
 	thetaInterp := freqScale * thetaExtrap
-	theta := thetaInterp
+	theta = thetaInterp
 	if extFactor != 0 {
 		y := (float32(i0/2) - lo) / max(0.001, hi-lo)
 		rampMix := (1 - min(1, max(0, y))) * extFactor
 		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
 		mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
 	}
-	return float32(math.Cos(float64(theta))) * mscale, float32(math.Sin(float64(theta))) * mscale
+	return theta, mscale
+}
+
+// RopeAngles fills theta[k] and scale[k] with the angle and scale of
+// rotation pair k of a row at position pos (no frequency factors), as
+// RopeCache computes them: RopeCache's pair k is (cos·scale, sin·scale)
+// of Sincosf(theta[k]), which callers may compute many at a time.
+func RopeAngles(theta, scale []float32, pos, freqScale, extFactor, attnFactor, lo, hi, thetaScale float32) {
+	scale = scale[:len(theta)]
+	th := pos
+	if extFactor == 0 { // ropeYarnAngle's angle is freqScale·th, its scale attnFactor
+		for k := range theta {
+			theta[k], scale[k] = freqScale*th, attnFactor
+			th *= thetaScale
+		}
+		return
+	}
+	for k := range theta {
+		theta[k], scale[k] = ropeYarnAngle(th, freqScale, lo, hi, 2*k, extFactor, attnFactor)
+		th *= thetaScale
+	}
+}
+
+// RopeThetaScale returns the ratio of successive pairs' angles,
+// freqBase^(-2/nDims) with the exponent rounded to float32 (ggml's
+// powf(freq_base, -2.0f/n_dims)).
+func RopeThetaScale(freqBase float32, nDims int32) float32 {
+	return float32(math.Pow(float64(freqBase), float64(-2/float32(nDims))))
 }
 
 // RopeCache fills cache with (cos, sin) pairs for one position, for the
@@ -156,7 +191,7 @@ func (k *kernel) rope(r0, r1 int64) {
 	nOffs := int(t.OpParamI32(15))
 	multi := mode&runtime.RopeMrope != 0
 	lo, hi := RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), float64(-2/float32(nDims))))
+	thetaScale := RopeThetaScale(freqBase, nDims)
 	var ff []float32
 	if f := t.Src[2]; f != nil {
 		ff = make([]float32, f.Ne[0])
@@ -206,8 +241,8 @@ func (k *kernel) rope(r0, r1 int64) {
 			}
 			j1 := j0 + half
 			x0, x1 := row[j0], row[j1]
-			row[j0] = x0*c - x1*sn
-			row[j1] = x0*sn + x1*c
+			row[j0] = float32(x0*c) - float32(x1*sn)
+			row[j1] = float32(x0*sn) + float32(x1*c)
 		}
 		k.storeRow(row, off3(t.Nb, i1, i2, i3))
 	}

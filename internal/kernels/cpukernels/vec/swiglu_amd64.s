@@ -134,3 +134,123 @@ swigluloop:
 	JNZ          swigluloop
 	VZEROUPPER
 	RET
+
+// func swigluNTAVX512(dst *float32, x *float32, gate *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·swigluNTAVX512(SB), NOSPLIT, $0-32
+	// dst[i] = x[i] / (1 + exp(-x[i])) * gate[i] for n a multiple of 64: one pass over the
+	// three rows, 64 elements a step, exp(-x) with the roundings of vec_amd64.s's EXPV
+	// (see genSwiglu), so results are bit for bit those of siluAVX2 then mulAVX2.
+	// NT: the stores are non-temporal (dst 64-byte aligned), then SFENCE: for results too large to stay in cache.
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         gate+16(FP), DX
+	MOVQ         n+24(FP), CX
+	SHRQ         $0x06, CX
+	VBROADCASTSS swigluconsts<>+0(SB), Z20
+	VBROADCASTSS swigluconsts<>+4(SB), Z21
+	VBROADCASTSS swigluconsts<>+8(SB), Z22
+	VBROADCASTSS swigluconsts<>+12(SB), Z23
+	VBROADCASTSS swigluconsts<>+16(SB), Z24
+	VBROADCASTSS swigluconsts<>+20(SB), Z25
+	VBROADCASTSS swigluconsts<>+24(SB), Z26
+	VBROADCASTSS swigluconsts<>+28(SB), Z27
+	VBROADCASTSS swigluconsts<>+32(SB), Z28
+
+swigluloop:
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z5
+	VMOVUPS      128(SI), Z10
+	VMOVUPS      192(SI), Z15
+	VRANGEPS     $0x02, Z26, Z0, Z0
+	VRANGEPS     $0x02, Z26, Z5, Z5
+	VRANGEPS     $0x02, Z26, Z10, Z10
+	VRANGEPS     $0x02, Z26, Z15, Z15
+	VBROADCASTSS swigluconsts<>+4(SB), Z1
+	VBROADCASTSS swigluconsts<>+4(SB), Z6
+	VBROADCASTSS swigluconsts<>+4(SB), Z11
+	VBROADCASTSS swigluconsts<>+4(SB), Z16
+	VFNMADD231PS Z20, Z0, Z1
+	VFNMADD231PS Z20, Z5, Z6
+	VFNMADD231PS Z20, Z10, Z11
+	VFNMADD231PS Z20, Z15, Z16
+	VSUBPS       Z21, Z1, Z2
+	VSUBPS       Z21, Z6, Z7
+	VSUBPS       Z21, Z11, Z12
+	VSUBPS       Z21, Z16, Z17
+	VFMADD231PS  Z22, Z2, Z0
+	VFMADD231PS  Z22, Z7, Z5
+	VFMADD231PS  Z22, Z12, Z10
+	VFMADD231PS  Z22, Z17, Z15
+	VFMADD231PS  Z23, Z2, Z0
+	VFMADD231PS  Z23, Z7, Z5
+	VFMADD231PS  Z23, Z12, Z10
+	VFMADD231PS  Z23, Z17, Z15
+	VMULPS       Z0, Z0, Z3
+	VMULPS       Z5, Z5, Z8
+	VMULPS       Z10, Z10, Z13
+	VMULPS       Z15, Z15, Z18
+	VBROADCASTSS swigluconsts<>+36(SB), Z1
+	VBROADCASTSS swigluconsts<>+36(SB), Z6
+	VBROADCASTSS swigluconsts<>+36(SB), Z11
+	VBROADCASTSS swigluconsts<>+36(SB), Z16
+	VFNMADD213PS Z27, Z0, Z1
+	VFNMADD213PS Z27, Z5, Z6
+	VFNMADD213PS Z27, Z10, Z11
+	VFNMADD213PS Z27, Z15, Z16
+	VBROADCASTSS swigluconsts<>+40(SB), Z4
+	VBROADCASTSS swigluconsts<>+40(SB), Z9
+	VBROADCASTSS swigluconsts<>+40(SB), Z14
+	VBROADCASTSS swigluconsts<>+40(SB), Z19
+	VFNMADD213PS Z28, Z0, Z4
+	VFNMADD213PS Z28, Z5, Z9
+	VFNMADD213PS Z28, Z10, Z14
+	VFNMADD213PS Z28, Z15, Z19
+	VFMADD231PS  Z24, Z3, Z1
+	VFMADD231PS  Z24, Z8, Z6
+	VFMADD231PS  Z24, Z13, Z11
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD213PS  Z4, Z3, Z1
+	VFMADD213PS  Z9, Z8, Z6
+	VFMADD213PS  Z14, Z13, Z11
+	VFMADD213PS  Z19, Z18, Z16
+	VSUBPS       Z0, Z25, Z4
+	VSUBPS       Z5, Z25, Z9
+	VSUBPS       Z10, Z25, Z14
+	VSUBPS       Z15, Z25, Z19
+	VFMADD213PS  Z4, Z3, Z1
+	VFMADD213PS  Z9, Z8, Z6
+	VFMADD213PS  Z14, Z13, Z11
+	VFMADD213PS  Z19, Z18, Z16
+	VSCALEFPS    Z2, Z1, Z1
+	VSCALEFPS    Z7, Z6, Z6
+	VSCALEFPS    Z12, Z11, Z11
+	VSCALEFPS    Z17, Z16, Z16
+	VADDPS       Z25, Z1, Z1
+	VADDPS       Z25, Z6, Z6
+	VADDPS       Z25, Z11, Z11
+	VADDPS       Z25, Z16, Z16
+	VMOVUPS      (SI), Z3
+	VMOVUPS      64(SI), Z8
+	VMOVUPS      128(SI), Z13
+	VMOVUPS      192(SI), Z18
+	VDIVPS       Z1, Z3, Z3
+	VDIVPS       Z6, Z8, Z8
+	VDIVPS       Z11, Z13, Z13
+	VDIVPS       Z16, Z18, Z18
+	VMULPS       (DX), Z3, Z3
+	VMULPS       64(DX), Z8, Z8
+	VMULPS       128(DX), Z13, Z13
+	VMULPS       192(DX), Z18, Z18
+	VMOVNTPS     Z3, (DI)
+	VMOVNTPS     Z8, 64(DI)
+	VMOVNTPS     Z13, 128(DI)
+	VMOVNTPS     Z18, 192(DI)
+	ADDQ         $+256, SI
+	ADDQ         $+256, DX
+	ADDQ         $+256, DI
+	DECQ         CX
+	JNZ          swigluloop
+	SFENCE
+	VZEROUPPER
+	RET

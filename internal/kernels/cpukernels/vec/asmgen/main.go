@@ -45,6 +45,8 @@ var files = []struct {
 	{"f16attn_amd64.s", genF16Attn},
 	{"swiglu_amd64.s", genSwiglu},
 	{"qkgemm_amd64.s", genQKGemm},
+	{"rope_amd64.s", genRope},
+	{"sincosf_amd64.s", genSincosf},
 }
 
 // errStale is returned by -check when a committed file differs from what
