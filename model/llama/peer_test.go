@@ -49,12 +49,23 @@ func llamaPeer(t *testing.T) func(model string, fa bool, kv string, ngen int, pr
 		"-L"+libs, "-lllama", "-lggml", "-lggml-base", "-Wl,--allow-shlib-undefined").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
+	// llama.cpp loads its CPU backend from ggml's compiled-in directory,
+	// which is the sysroot's only through the peer script's preload (or
+	// its root-only `link`): run under the preload, as the script's own
+	// `run` does.
+	pre, err := exec.Command("bash", "../../scripts/ggml-peer.sh", "preload").Output()
+	if err != nil {
+		t.Fatalf("building the peer's preload library (scripts/ggml-peer.sh preload): %v", err)
+	}
+	preload := strings.TrimSpace(string(pre))
+	backends := filepath.Join(libs, "ggml/backends0")
 	return func(model string, fa bool, kv string, ngen int, prompt []int32) peerRun {
-		args := []string{"--library-path", libs + ":" + filepath.Join(libs, "llama"), bin, model, map[bool]string{false: "0", true: "1"}[fa], kv, strconv.Itoa(ngen)}
+		args := []string{"--library-path", libs + ":" + filepath.Join(libs, "llama"), "--preload", preload, bin, model, map[bool]string{false: "0", true: "1"}[fa], kv, strconv.Itoa(ngen)}
 		for _, id := range prompt {
 			args = append(args, strconv.Itoa(int(id)))
 		}
 		cmd := exec.Command(loader, args...)
+		cmd.Env = append(os.Environ(), "GGML_PEER_BACKEND_DIR="+backends)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
