@@ -201,8 +201,9 @@ func mulMatRoundedBlocked(t *runtime.Tensor, dm, am []byte, roundRow func(ith in
 
 // mulMatF16Gemv returns the product phase of an f16 MUL_MAT t with few
 // activation rows (rounded to half precision in bm, laid out as bnb says):
-// every worker takes its share of the weight rows, f16GemvChunk at a time,
-// and runs each activation row over them with vec.DotF16Rows.
+// every worker takes its share of the weight rows, f16GemvChunk at a time
+// (all at once for one activation row), and runs each activation row over
+// them with vec.DotF16Rows.
 func mulMatF16Gemv(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
@@ -217,8 +218,15 @@ func mulMatF16Gemv(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64) func(ith
 				A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
 				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
-				for jc := j0; jc < j1; jc += f16GemvChunk {
-					je := min(jc+f16GemvChunk, j1)
+				chunk := int64(f16GemvChunk)
+				if m == 1 {
+					// Nothing to reuse from the cache: one call over the
+					// whole range, which the row dots stream (vec's
+					// f16StreamRows).
+					chunk = max(j1-j0, 1)
+				}
+				for jc := j0; jc < j1; jc += chunk {
+					je := min(jc+chunk, j1)
 					w := am[aoff+uint64(jc)*a.Nb[1] : aoff+uint64(je-1)*a.Nb[1]+rowBytes]
 					for i := int64(0); i < m; i++ {
 						if err := vec.DotF16Rows(C[i*ldc+jc:i*ldc+je], w, stride, A[i*lda:i*lda+k], int(k)); err != nil {

@@ -26,6 +26,17 @@ func DotF16Rows(dst []float32, w []byte, stride int, x []float32, k int) error {
 	return nil
 }
 
+// f16StreamRows is the fewest rows for which an AVX-512 dotF16Rows call
+// takes them one at a time: so many rows are a decode product's share of
+// its weights, streamed from memory, and one row after the other they are
+// one sequential stream that the hardware prefetcher follows (rows are
+// contiguous), faster than four rows a call with the next four prefetched
+// (RATIONALE.md, "Decode GEMV: f32 rows four a call, f16 rows one").
+// Shorter calls (the chunks of a product with several activation rows,
+// read again from the cache for each) keep four rows a call, which share
+// the activation loads.
+const f16StreamRows = 64
+
 // dotF16Go is the portable dot of the f16 row w with x (len(x) elements).
 func dotF16Go(w []byte, x []float32) float32 {
 	var s float32

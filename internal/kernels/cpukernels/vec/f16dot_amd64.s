@@ -235,3 +235,122 @@ f16x1loop256:
 	VMOVSS       X2, (BX)
 	VZEROUPPER
 	RET
+
+// func dotF32x4AVX512(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·dotF32x4AVX512(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i f32(w[r*stride+4i]) * x[i] for r < 4, i < n (n a multiple of 32).
+	MOVQ   w+0(FP), SI
+	MOVQ   stride+8(FP), DI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	LEAQ   (SI)(DI*1), R8
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), R10
+	SHRQ   $0x05, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	LEAQ   (R10)(DI*1), R12
+	LEAQ   (R12)(DI*2), R13
+
+f32x4loop512:
+	PREFETCHT0    (R12)
+	PREFETCHT0    (R12)(DI*1)
+	PREFETCHT0    (R13)
+	PREFETCHT0    (R13)(DI*1)
+	PREFETCHT0    64(R12)
+	PREFETCHT0    64(R12)(DI*1)
+	PREFETCHT0    64(R13)
+	PREFETCHT0    64(R13)(DI*1)
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VFMADD231PS   (SI), Z0, Z4
+	VFMADD231PS   64(SI), Z1, Z5
+	VFMADD231PS   (R8), Z0, Z6
+	VFMADD231PS   64(R8), Z1, Z7
+	VFMADD231PS   (R9), Z0, Z8
+	VFMADD231PS   64(R9), Z1, Z9
+	VFMADD231PS   (R10), Z0, Z10
+	VFMADD231PS   64(R10), Z1, Z11
+	ADDQ          $+128, SI
+	ADDQ          $+128, R8
+	ADDQ          $+128, R9
+	ADDQ          $+128, R10
+	ADDQ          $+128, R12
+	ADDQ          $+128, R13
+	ADDQ          $+128, DX
+	DECQ          CX
+	JNZ           f32x4loop512
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, (BX)
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 4(BX)
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y2
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 8(BX)
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y2
+	VADDPS        Y10, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 12(BX)
+	VZEROUPPER
+	RET
+
+// func dotF32x1AVX512(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX512F
+TEXT ·dotF32x1AVX512(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i f32(w[r*stride+4i]) * x[i] for r < 1, i < n (n a multiple of 32).
+	MOVQ   w+0(FP), SI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	SHRQ   $0x05, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+f32x1loop512:
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VFMADD231PS   (SI), Z0, Z4
+	VFMADD231PS   64(SI), Z1, Z5
+	ADDQ          $+128, SI
+	ADDQ          $+128, DX
+	DECQ          CX
+	JNZ           f32x1loop512
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, (BX)
+	VZEROUPPER
+	RET

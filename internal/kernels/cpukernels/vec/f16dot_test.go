@@ -13,12 +13,13 @@ import (
 
 // TestDotF16Rows checks the f16 row dots (the build's kernels and the
 // portable one) against a float64 loop, over lengths that exercise every
-// vector width's tail and row counts around the four-row kernel.
+// vector width's tail and row counts around the four-row kernel and the
+// one-row streaming of long calls (f16StreamRows).
 func TestDotF16Rows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	funcs := map[string]func([]float32, []byte, int, []float32, int){"build": dotF16Rows, "go": dotF16RowsGo}
 	for _, k := range []int{1, 7, 16, 31, 32, 33, 64, 100, 4096} {
-		for _, rows := range []int{1, 3, 4, 5, 9} {
+		for _, rows := range []int{1, 3, 4, 5, 9, 66} {
 			for _, pad := range []int{0, 6} {
 				stride := 2*k + pad
 				w := make([]byte, (rows-1)*stride+2*k)
@@ -55,6 +56,35 @@ func TestDotF16Rows(t *testing.T) {
 						}
 					})
 				}
+			}
+		}
+	}
+}
+
+// TestDotF16RowsStreamBits checks that a long call (rows one at a time at
+// AVX-512) gives the bits of the same rows in short calls (four at a
+// time): every row's sums run in the same order either way.
+func TestDotF16RowsStreamBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []int{64, 100, 2048} {
+		rows := f16StreamRows + 5
+		w := make([]byte, rows*2*k)
+		for i := 0; i < len(w); i += 2 {
+			binary.LittleEndian.PutUint16(w[i:], cpukernels.F32ToF16(float32(r.NormFloat64())))
+		}
+		x := make([]float32, k)
+		for j := range x {
+			x[j] = cpukernels.F16ToF32(cpukernels.F32ToF16(float32(r.NormFloat64())))
+		}
+		long, short := make([]float32, rows), make([]float32, rows)
+		dotF16Rows(long, w, 2*k, x, k)
+		for r0 := 0; r0 < rows; r0 += 8 {
+			r1 := min(r0+8, rows)
+			dotF16Rows(short[r0:r1], w[r0*2*k:], 2*k, x, k)
+		}
+		for i := range rows {
+			if math.Float32bits(long[i]) != math.Float32bits(short[i]) {
+				t.Fatalf("k %d row %d: %v in one call, %v in calls of 8 rows", k, i, long[i], short[i])
 			}
 		}
 	}
