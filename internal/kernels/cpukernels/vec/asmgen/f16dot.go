@@ -9,29 +9,46 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// genF16Dot writes f16dot_amd64.s: f16 weight rows times a float32
-// activation row, four rows or one per call, at AVX-512 and AVX2, all from
-// rowDot; and the AVX-512 f32 weight rows' kernels of the same shape
-// (GemvF32's decode products).
+// genF16Dot writes f16dot_amd64.s: f16 and bf16 weight rows times a
+// float32 activation row, four rows or one per call, at AVX-512 and AVX2,
+// all from rowDot; and the AVX-512 f32 weight rows' kernels of the same
+// shape (gemmNT's decode products, gemv512).
 func genF16Dot(c *build.Context) {
-	rowDot(c, "dotF16x4AVX512", avx512, 4, true)
-	rowDot(c, "dotF16x1AVX512", avx512, 1, true)
-	rowDot(c, "dotF16x4AVX2", avx2, 4, true)
-	rowDot(c, "dotF16x1AVX2", avx2, 1, true)
-	rowDot(c, "dotF32x4AVX512", avx512, 4, false)
-	rowDot(c, "dotF32x1AVX512", avx512, 1, false)
+	rowDot(c, "dotF16x4AVX512", avx512, 4, elemF16)
+	rowDot(c, "dotF16x1AVX512", avx512, 1, elemF16)
+	rowDot(c, "dotF16x4AVX2", avx2, 4, elemF16)
+	rowDot(c, "dotF16x1AVX2", avx2, 1, elemF16)
+	rowDot(c, "dotF32x4AVX512", avx512, 4, elemF32)
+	rowDot(c, "dotF32x1AVX512", avx512, 1, elemF32)
+	rowDot(c, "dotBF16x4AVX512", avx512, 4, elemBF16)
+	rowDot(c, "dotBF16x1AVX512", avx512, 1, elemBF16)
+	rowDot(c, "dotBF16x4AVX2", avx2, 4, elemBF16)
+	rowDot(c, "dotBF16x1AVX2", avx2, 1, elemBF16)
 }
 
+// rowElem is the weight type of a rowDot kernel.
+type rowElem int
+
+const (
+	elemF16  rowElem = iota // halves, widened by VCVTPH2PS
+	elemBF16                // bfloat16, widened by VPMOVZXWD and a 16-bit shift
+	elemF32                 // floats, read by the FMA itself
+)
+
 // rowDot writes one kernel: the weights of each row (f16 halves widened
-// by VCVTPH2PS straight from memory, or f32 read by the FMA itself) are
+// by VCVTPH2PS straight from memory, bfloat16 zero-extended to 32 bits and
+// shifted up 16, or f32 read by the FMA itself) are
 // accumulated with FMA against the activations in V0, V1, two
 // accumulators per row (V4+2r, V5+2r) so that the FMA latency is covered.
 // Rows sit at SI, R8, R9, R10 (stride DI, in bytes).
-func rowDot(c *build.Context, name string, lv level, rows int, f16 bool) {
+func rowDot(c *build.Context, name string, lv level, rows int, elem rowElem) {
 	v := lv.v
 	lanes := lv.bytes / 4
 	typ, step := "f16", lv.bytes // weight bytes per row and step
-	if !f16 {
+	switch elem {
+	case elemBF16:
+		typ = "bf16"
+	case elemF32:
 		typ, step = "f32", 2*lv.bytes
 	}
 	fn(c, name, "func(w *byte, stride int, x *float32, n int, dst *float32)",
@@ -75,14 +92,21 @@ func rowDot(c *build.Context, name string, lv level, rows int, f16 bool) {
 	c.VMOVUPS(at(reg.RDX, 0), v[0])
 	c.VMOVUPS(at(reg.RDX, lv.bytes), v[1])
 	for r, p := range rowReg {
-		if !f16 {
+		if elem == elemF32 {
 			c.VFMADD231PS(at(p, 0), v[0], v[4+2*r])
 			c.VFMADD231PS(at(p, lv.bytes), v[1], v[5+2*r])
 			continue
 		}
 		t0, t1 := v[12+2*(r%pairs)], v[13+2*(r%pairs)]
-		c.VCVTPH2PS(at(p, 0), t0)
-		c.VCVTPH2PS(at(p, lv.bytes/2), t1)
+		if elem == elemBF16 {
+			c.VPMOVZXWD(at(p, 0), t0)
+			c.VPMOVZXWD(at(p, lv.bytes/2), t1)
+			c.VPSLLD(operand.U8(16), t0, t0)
+			c.VPSLLD(operand.U8(16), t1, t1)
+		} else {
+			c.VCVTPH2PS(at(p, 0), t0)
+			c.VCVTPH2PS(at(p, lv.bytes/2), t1)
+		}
 		c.VFMADD231PS(v[0], t0, v[4+2*r])
 		c.VFMADD231PS(v[1], t1, v[5+2*r])
 	}
