@@ -102,3 +102,18 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkMulMatGemv is BenchmarkMulMatDecodeLarge at the decode shape of
+// docs/performance.md: one activation row through 4096×4096 f32, f16 and
+// bf16 weights (64, 32 and 32 MiB, streamed from memory) on 1 and 2
+// workers, with the same figures and read reference.
+func BenchmarkMulMatGemv(b *testing.B) {
+	const k, n = 4096, 4096
+	for _, typ := range []runtime.Type{runtime.TypeF32, runtime.TypeF16, runtime.TypeBF16} {
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/t%d", typ, th), func(b *testing.B) {
+				benchDecodeProduct(b, typ, k, n, th)
+			})
+		}
+	}
+}

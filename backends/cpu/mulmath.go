@@ -16,8 +16,9 @@ import (
 // so they differ only in the order of float sums.
 const qMaxM = 96
 
-// f16GemvMaxM is the most activation rows for which an f16 MUL_MAT runs on
-// the f16 row dots (vec.DotF16Rows, the weights widened as they are read)
+// f16GemvMaxM is the most activation rows for which an f16 or bf16 MUL_MAT
+// runs on the 16-bit row dots (vec.DotF16Rows, vec.DotBF16Rows, the
+// weights widened as they are read)
 // instead of widening the weights into the f32 GEMM: in decode-shaped
 // products the weights are read about once, so widening them first costs
 // more than the product (BenchmarkMulMatF16).
@@ -96,7 +97,7 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 		}
 		return nil
 	}
-	gemv := a.Type == runtime.TypeF16 && b.Ne[1] <= f16GemvMaxM && a.IsContiguousRows()
+	gemv := (a.Type == runtime.TypeF16 || a.Type == runtime.TypeBF16) && b.Ne[1] <= f16GemvMaxM && a.IsContiguousRows()
 	if !gemv && 4*rows*k > maxStage {
 		if mm = mulMatRoundedBlocked(t, dm, am, roundRow, sp, nth); mm == nil {
 			return nil, nil, 0
@@ -199,12 +200,17 @@ func mulMatRoundedBlocked(t *runtime.Tensor, dm, am []byte, roundRow func(ith in
 	}
 }
 
-// mulMatF16Gemv returns the product phase of an f16 MUL_MAT t with few
-// activation rows (rounded to half precision in bm, laid out as bnb says):
-// every worker takes its share of the weight rows, f16GemvChunk at a time,
-// and runs each activation row over them with vec.DotF16Rows.
+// mulMatF16Gemv returns the product phase of an f16 or bf16 MUL_MAT t
+// with few activation rows (rounded to the weights' type in bm, laid out
+// as bnb says): every worker takes its share of the weight rows,
+// f16GemvChunk at a time (all at once for one activation row), and runs
+// each activation row over them with vec.DotF16Rows (vec.DotBF16Rows).
 func mulMatF16Gemv(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
+	dot := vec.DotF16Rows
+	if a.Type == runtime.TypeBF16 {
+		dot = vec.DotBF16Rows
+	}
 	m, n, k := b.Ne[1], a.Ne[1], a.Ne[0]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	lda, ldc := int64(bnb[1]/4), int64(t.Nb[1]/4)
@@ -217,11 +223,18 @@ func mulMatF16Gemv(t *runtime.Tensor, dm, am, bm []byte, bnb [4]uint64) func(ith
 				A := floats(bm, off3(bnb, 0, i2, i3), (m-1)*lda+k)
 				C := floats(dm, off3(t.Nb, 0, i2, i3), (m-1)*ldc+n)
 				aoff := off3(a.Nb, 0, i2/r2, i3/r3)
-				for jc := j0; jc < j1; jc += f16GemvChunk {
-					je := min(jc+f16GemvChunk, j1)
+				chunk := int64(f16GemvChunk)
+				if m == 1 {
+					// Nothing to reuse from the cache: one call over the
+					// whole range, which the row dots stream (vec's
+					// f16StreamRows).
+					chunk = max(j1-j0, 1)
+				}
+				for jc := j0; jc < j1; jc += chunk {
+					je := min(jc+chunk, j1)
 					w := am[aoff+uint64(jc)*a.Nb[1] : aoff+uint64(je-1)*a.Nb[1]+rowBytes]
 					for i := int64(0); i < m; i++ {
-						if err := vec.DotF16Rows(C[i*ldc+jc:i*ldc+je], w, stride, A[i*lda:i*lda+k], int(k)); err != nil {
+						if err := dot(C[i*ldc+jc:i*ldc+je], w, stride, A[i*lda:i*lda+k], int(k)); err != nil {
 							return fmt.Errorf("tensor %s: %w", t, err)
 						}
 					}

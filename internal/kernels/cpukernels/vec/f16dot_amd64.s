@@ -235,3 +235,374 @@ f16x1loop256:
 	VMOVSS       X2, (BX)
 	VZEROUPPER
 	RET
+
+// func dotF32x4AVX512(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·dotF32x4AVX512(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i f32(w[r*stride+4i]) * x[i] for r < 4, i < n (n a multiple of 32).
+	MOVQ   w+0(FP), SI
+	MOVQ   stride+8(FP), DI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	LEAQ   (SI)(DI*1), R8
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), R10
+	SHRQ   $0x05, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	LEAQ   (R10)(DI*1), R12
+	LEAQ   (R12)(DI*2), R13
+
+f32x4loop512:
+	PREFETCHT0    (R12)
+	PREFETCHT0    (R12)(DI*1)
+	PREFETCHT0    (R13)
+	PREFETCHT0    (R13)(DI*1)
+	PREFETCHT0    64(R12)
+	PREFETCHT0    64(R12)(DI*1)
+	PREFETCHT0    64(R13)
+	PREFETCHT0    64(R13)(DI*1)
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VFMADD231PS   (SI), Z0, Z4
+	VFMADD231PS   64(SI), Z1, Z5
+	VFMADD231PS   (R8), Z0, Z6
+	VFMADD231PS   64(R8), Z1, Z7
+	VFMADD231PS   (R9), Z0, Z8
+	VFMADD231PS   64(R9), Z1, Z9
+	VFMADD231PS   (R10), Z0, Z10
+	VFMADD231PS   64(R10), Z1, Z11
+	ADDQ          $+128, SI
+	ADDQ          $+128, R8
+	ADDQ          $+128, R9
+	ADDQ          $+128, R10
+	ADDQ          $+128, R12
+	ADDQ          $+128, R13
+	ADDQ          $+128, DX
+	DECQ          CX
+	JNZ           f32x4loop512
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, (BX)
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 4(BX)
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y2
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 8(BX)
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y2
+	VADDPS        Y10, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 12(BX)
+	VZEROUPPER
+	RET
+
+// func dotF32x1AVX512(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX512F
+TEXT ·dotF32x1AVX512(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i f32(w[r*stride+4i]) * x[i] for r < 1, i < n (n a multiple of 32).
+	MOVQ   w+0(FP), SI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	SHRQ   $0x05, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+f32x1loop512:
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VFMADD231PS   (SI), Z0, Z4
+	VFMADD231PS   64(SI), Z1, Z5
+	ADDQ          $+128, SI
+	ADDQ          $+128, DX
+	DECQ          CX
+	JNZ           f32x1loop512
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, (BX)
+	VZEROUPPER
+	RET
+
+// func dotBF16x4AVX512(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·dotBF16x4AVX512(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i bf16(w[r*stride+2i]) * x[i] for r < 4, i < n (n a multiple of 32).
+	MOVQ   w+0(FP), SI
+	MOVQ   stride+8(FP), DI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	LEAQ   (SI)(DI*1), R8
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), R10
+	SHRQ   $0x05, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	LEAQ   (R10)(DI*1), R12
+	LEAQ   (R12)(DI*2), R13
+
+bf16x4loop512:
+	PREFETCHT0    (R12)
+	PREFETCHT0    (R12)(DI*1)
+	PREFETCHT0    (R13)
+	PREFETCHT0    (R13)(DI*1)
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VPMOVZXWD     (SI), Z12
+	VPMOVZXWD     32(SI), Z13
+	VPSLLD        $0x10, Z12, Z12
+	VPSLLD        $0x10, Z13, Z13
+	VFMADD231PS   Z0, Z12, Z4
+	VFMADD231PS   Z1, Z13, Z5
+	VPMOVZXWD     (R8), Z14
+	VPMOVZXWD     32(R8), Z15
+	VPSLLD        $0x10, Z14, Z14
+	VPSLLD        $0x10, Z15, Z15
+	VFMADD231PS   Z0, Z14, Z6
+	VFMADD231PS   Z1, Z15, Z7
+	VPMOVZXWD     (R9), Z16
+	VPMOVZXWD     32(R9), Z17
+	VPSLLD        $0x10, Z16, Z16
+	VPSLLD        $0x10, Z17, Z17
+	VFMADD231PS   Z0, Z16, Z8
+	VFMADD231PS   Z1, Z17, Z9
+	VPMOVZXWD     (R10), Z18
+	VPMOVZXWD     32(R10), Z19
+	VPSLLD        $0x10, Z18, Z18
+	VPSLLD        $0x10, Z19, Z19
+	VFMADD231PS   Z0, Z18, Z10
+	VFMADD231PS   Z1, Z19, Z11
+	ADDQ          $+64, SI
+	ADDQ          $+64, R8
+	ADDQ          $+64, R9
+	ADDQ          $+64, R10
+	ADDQ          $+64, R12
+	ADDQ          $+64, R13
+	ADDQ          $+128, DX
+	DECQ          CX
+	JNZ           bf16x4loop512
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, (BX)
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y2
+	VADDPS        Y6, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 4(BX)
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y2
+	VADDPS        Y8, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 8(BX)
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y2
+	VADDPS        Y10, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, 12(BX)
+	VZEROUPPER
+	RET
+
+// func dotBF16x1AVX512(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX512F
+TEXT ·dotBF16x1AVX512(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i bf16(w[r*stride+2i]) * x[i] for r < 1, i < n (n a multiple of 32).
+	MOVQ   w+0(FP), SI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	SHRQ   $0x05, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+bf16x1loop512:
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VPMOVZXWD     (SI), Z12
+	VPMOVZXWD     32(SI), Z13
+	VPSLLD        $0x10, Z12, Z12
+	VPSLLD        $0x10, Z13, Z13
+	VFMADD231PS   Z0, Z12, Z4
+	VFMADD231PS   Z1, Z13, Z5
+	ADDQ          $+64, SI
+	ADDQ          $+128, DX
+	DECQ          CX
+	JNZ           bf16x1loop512
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y2
+	VADDPS        Y4, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VHADDPS       X2, X2, X2
+	VHADDPS       X2, X2, X2
+	VMOVSS        X2, (BX)
+	VZEROUPPER
+	RET
+
+// func dotBF16x4AVX2(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·dotBF16x4AVX2(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i bf16(w[r*stride+2i]) * x[i] for r < 4, i < n (n a multiple of 16).
+	MOVQ   w+0(FP), SI
+	MOVQ   stride+8(FP), DI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	LEAQ   (SI)(DI*1), R8
+	LEAQ   (R8)(DI*1), R9
+	LEAQ   (R9)(DI*1), R10
+	SHRQ   $0x04, CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+bf16x4loop256:
+	VMOVUPS      (DX), Y0
+	VMOVUPS      32(DX), Y1
+	VPMOVZXWD    (SI), Y12
+	VPMOVZXWD    16(SI), Y13
+	VPSLLD       $0x10, Y12, Y12
+	VPSLLD       $0x10, Y13, Y13
+	VFMADD231PS  Y0, Y12, Y4
+	VFMADD231PS  Y1, Y13, Y5
+	VPMOVZXWD    (R8), Y14
+	VPMOVZXWD    16(R8), Y15
+	VPSLLD       $0x10, Y14, Y14
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y0, Y14, Y6
+	VFMADD231PS  Y1, Y15, Y7
+	VPMOVZXWD    (R9), Y12
+	VPMOVZXWD    16(R9), Y13
+	VPSLLD       $0x10, Y12, Y12
+	VPSLLD       $0x10, Y13, Y13
+	VFMADD231PS  Y0, Y12, Y8
+	VFMADD231PS  Y1, Y13, Y9
+	VPMOVZXWD    (R10), Y14
+	VPMOVZXWD    16(R10), Y15
+	VPSLLD       $0x10, Y14, Y14
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y0, Y14, Y10
+	VFMADD231PS  Y1, Y15, Y11
+	ADDQ         $+32, SI
+	ADDQ         $+32, R8
+	ADDQ         $+32, R9
+	ADDQ         $+32, R10
+	ADDQ         $+64, DX
+	DECQ         CX
+	JNZ          bf16x4loop256
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X2
+	VADDPS       X4, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, (BX)
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X2
+	VADDPS       X6, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 4(BX)
+	VADDPS       Y9, Y8, Y8
+	VEXTRACTF128 $0x01, Y8, X2
+	VADDPS       X8, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(BX)
+	VADDPS       Y11, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X2
+	VADDPS       X10, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 12(BX)
+	VZEROUPPER
+	RET
+
+// func dotBF16x1AVX2(w *byte, stride int, x *float32, n int, dst *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·dotBF16x1AVX2(SB), NOSPLIT, $0-40
+	// dst[r] = sum_i bf16(w[r*stride+2i]) * x[i] for r < 1, i < n (n a multiple of 16).
+	MOVQ   w+0(FP), SI
+	MOVQ   x+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVQ   dst+32(FP), BX
+	SHRQ   $0x04, CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+bf16x1loop256:
+	VMOVUPS      (DX), Y0
+	VMOVUPS      32(DX), Y1
+	VPMOVZXWD    (SI), Y12
+	VPMOVZXWD    16(SI), Y13
+	VPSLLD       $0x10, Y12, Y12
+	VPSLLD       $0x10, Y13, Y13
+	VFMADD231PS  Y0, Y12, Y4
+	VFMADD231PS  Y1, Y13, Y5
+	ADDQ         $+32, SI
+	ADDQ         $+64, DX
+	DECQ         CX
+	JNZ          bf16x1loop256
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X2
+	VADDPS       X4, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, (BX)
+	VZEROUPPER
+	RET

@@ -49,6 +49,10 @@ func gemmNT(buf *GemmBuf, m, n, k int, a []float32, lda int, b []float32, ldb in
 		}
 		return
 	}
+	if m == 1 && useAVX512 {
+		gemv512(n, k, a, b, ldb, c)
+		return
+	}
 	if m < gemmSmallM {
 		gemmNTDot(m, n, k, a, lda, b, ldb, c, ldc)
 		return
