@@ -65,11 +65,11 @@ func quantKernel(typ runtime.Type) (qKernel, bool) {
 	}
 	// The activations' quantizer follows from their type (ggml's
 	// vec_dot_type): the CPU's q8_0/q8_1 quantizers, q8_K's reference one
-	// (vec's, the same bytes with AVX-512).
+	// (q8_0's and q8_K's from vec: the same bytes, with AVX-512).
 	k := qKernel{act: cpukernels.VecDotType(typ), dot: dot, mat: quantMats[typ]}
 	switch k.act {
 	case runtime.TypeQ8_0:
-		k.quant = cpukernels.QuantizeRowQ8_0CPU
+		k.quant = vec.QuantizeRowQ8_0
 	case runtime.TypeQ8_1:
 		k.quant = cpukernels.QuantizeRowQ8_1CPU
 	case runtime.TypeQ8_K:
