@@ -222,6 +222,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "  compute   %10d bytes (%s), live-bytes lower bound %d (+%.2f%%); graph %d nodes, %d leafs, batch up to %d\n",
 		st.ComputeBytes, runtime.FormatBytes(st.ComputeBytes), st.ComputeLowerBound, over, st.Nodes, st.Leafs, st.ReservedBatch)
+	if st.DecodeComputeBytes > 0 {
+		fmt.Fprintf(stdout, "  compute   %10d bytes (%s) more for the single-token graphs\n", st.DecodeComputeBytes, runtime.FormatBytes(st.DecodeComputeBytes))
+	}
 
 	total := o.n
 	progress := false
