@@ -161,7 +161,8 @@ type Model struct {
 	sch      *sched.Scheduler
 
 	nPast    int
-	reserved int // largest reserved batch, 0: none
+	inBuf    []byte // the token ids and positions of the last Eval, uploaded
+	reserved int    // largest reserved batch, 0: none
 	stats    MemoryStats
 	last     Phases
 
@@ -855,7 +856,10 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	}
 	t2 := time.Now()
 	ph.Alloc = t2.Sub(t1)
-	tb := make([]byte, 8*n)
+	if cap(m.inBuf) < 8*n {
+		m.inBuf = make([]byte, 8*n)
+	}
+	tb := m.inBuf[:8*n]
 	pb := tb[4*n:]
 	for i, t := range tokens {
 		binary.LittleEndian.PutUint32(tb[4*i:], uint32(t))
