@@ -35,6 +35,7 @@ type runOptions struct {
 	maxBuf   string
 	cfg      llama.Config
 	quiet    bool
+	warmup   bool
 	perToken bool
 	model    string
 	text     string
@@ -75,6 +76,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.cfg.Ctx, "ctx", o.cfg.Ctx, "context length (KV cache slots)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress line on stderr")
 	fs.BoolVar(&o.perToken, "per-token", true, "print each generated token's time")
+	fs.BoolVar(&o.warmup, "warmup", false, "evaluate the prompt and one token once, untimed, before the timed run (llama-bench's warmup)")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile of the prompt and generation to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return nil, usageErr(err)
@@ -229,6 +231,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	total := o.n
 	progress := false
 	showProgress := !o.quiet && isTerminal(stderr)
+	if o.warmup {
+		// As llama-bench's warmup run: the graphs are built and placed,
+		// the scratch memory allocated and touched, before the timing.
+		// Greedy, so a sampler's seed sequence is left for the timed run;
+		// Generate starts from an empty cache again.
+		if _, err := m.GenerateWith(prompt, min(o.n, 2), nil, nil); err != nil {
+			return err
+		}
+	}
 	if o.cpuProf != "" {
 		stop, err := startCPUProfile(o.cpuProf)
 		if err != nil {
