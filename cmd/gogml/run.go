@@ -63,6 +63,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.model, "model", "", "run this GGUF file (llama family) instead of the random weights")
 	fs.StringVar(&o.text, "text", "", "with -model: a text prompt, tokenized with the file's vocabulary (replaces -prompt)")
 	fs.IntVar(&o.n, "n", 16, "tokens to generate (0: evaluate the prompt only)")
+	fs.BoolVar(&o.warmup, "warmup", false, "evaluate the prompt and one token once, untimed, before the timed run (llama-bench's warmup)")
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
 	fs.StringVar(&o.maxBuf, "max-buffer-size", "", "artificial max buffer size for weights and KV cache (bytes; k, m, g suffixes), splits the weights")
@@ -76,7 +77,6 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.cfg.Ctx, "ctx", o.cfg.Ctx, "context length (KV cache slots)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress line on stderr")
 	fs.BoolVar(&o.perToken, "per-token", true, "print each generated token's time")
-	fs.BoolVar(&o.warmup, "warmup", false, "evaluate the prompt and one token once, untimed, before the timed run (llama-bench's warmup)")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile of the prompt and generation to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return nil, usageErr(err)
