@@ -42,6 +42,53 @@ type scratchPool struct {
 	// forms, bound once.
 	bin               binaryJob
 	binDense, binRows func(ith, nth int) error
+	// node: the running nodeJob; nodeRun, nodeRows: its two forms, bound
+	// once.
+	node              nodeJob
+	nodeRun, nodeRows func(ith, nth int) error
+}
+
+// nodeJob is a node whose kernel needs nothing beyond its tensor, the
+// bytes of its result (dm) and first two sources (sm, xm), an f32 row
+// operation op or block operation block, and a function of this package:
+// run calls fn, rows calls
+// row on each of the worker's rows. It lives in the scratch pool with its
+// two forms bound once, as mulMatBJob does: a closure per node is a heap
+// allocation, and the small decoder's token made about forty of them
+// (RATIONALE.md, "No closure per node").
+type nodeJob struct {
+	t          *runtime.Tensor
+	dm, sm, xm []byte
+	op         func(d, a []float32)
+	block      func(d, a []float32, cols int, p float32)
+	fn         func(j *nodeJob, ith, nth int) error
+	row        func(j *nodeJob, i1, i2, i3 int64) error
+}
+
+func (j *nodeJob) run(ith, nth int) error { return j.fn(j, ith, nth) }
+
+func (j *nodeJob) rows(ith, nth int) error {
+	r0, r1, i1, i2, i3 := workerRows(j.t, ith, nth)
+	for r := r0; r < r1; r++ {
+		if err := j.row(j, i1, i2, i3); err != nil {
+			return err
+		}
+		i1, i2, i3 = nextRow(j.t.Ne, i1, i2, i3)
+	}
+	return nil
+}
+
+// nodeKernel makes p's node job j and returns its run form (fn set) or
+// its rows form (row set).
+func (p *scratchPool) nodeKernel(j nodeJob) func(ith, nth int) error {
+	p.node = j
+	if p.nodeRun == nil {
+		p.nodeRun, p.nodeRows = p.node.run, p.node.rows
+	}
+	if j.fn != nil {
+		return p.nodeRun
+	}
+	return p.nodeRows
 }
 
 // release drops what the last node left in p (its memory and tensors), so
@@ -51,6 +98,7 @@ func (p *scratchPool) release() {
 	p.mmB = mulMatBJob{}
 	p.mmQ = mulMatQJob{}
 	p.bin = binaryJob{}
+	p.node = nodeJob{}
 }
 
 func (p *scratchPool) prepare(nth int) {
@@ -155,7 +203,7 @@ func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func
 // fastKernel returns a fast kernel for node t (bytes dst, sources' bytes
 // src), or nil when the reference must run.
 func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nth int) func(ith, nth int) error {
-	if f := fastKernelExtra(t, dst, src); f != nil { // fast_ops.go
+	if f := fastKernelExtra(t, dst, src, sp); f != nil { // fast_ops.go
 		return f
 	}
 	s0 := t.Src[0]
@@ -170,28 +218,19 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 		if f := copyKernel(t, dst, src[0], sp, nth); f != nil {
 			return f
 		}
-		return copyElemsKernel(t, dst, src[0]) // fast_copy.go
+		return copyElemsKernel(t, dst, src[0], sp) // fast_copy.go
 	case runtime.OpGetRows:
 		return getRowsKernel(t, dst, src[0], src[1])
 	case runtime.OpDiagMaskInf:
-		return diagMaskInfKernel(t, dst, src[0]) // fast_mask.go
+		return diagMaskInfKernel(t, dst, src[0], sp) // fast_mask.go
 	case runtime.OpSoftMax:
 		return softMaxKernel(t, dst, src[0], src[1], sp, nth)
 	}
 	if s0 == nil || !f32Layout(t, dst) || !f32Layout(s0, src[0]) { // ARANGE has no source
 		return nil
 	}
-	ne0 := t.Ne[0]
 	if t.Op == runtime.OpRmsNorm && t.IsContiguous() && s0.IsContiguous() {
-		eps := t.OpParamF32(0)
-		return func(ith, nth int) error {
-			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-			if r0 < r1 {
-				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
-				vec.RMSNormRows(floats(dst, o, n), floats(src[0], o, n), int(ne0), eps)
-			}
-			return nil
-		}
+		return sp.nodeKernel(nodeJob{t: t, dm: dst, sm: src[0], block: vec.RMSNormRows, fn: blockRows})
 	}
 	var op func(d, a []float32)
 	switch t.Op {
@@ -236,10 +275,29 @@ func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nt
 	default:
 		return nil
 	}
-	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
-		op(floats(dst, off3(t.Nb, i1, i2, i3), ne0), floats(src[0], off3(s0.Nb, i1, i2, i3), ne0))
-		return nil
-	})
+	return sp.nodeKernel(nodeJob{t: t, dm: dst, sm: src[0], op: op, row: opRow})
+}
+
+// blockRows is worker ith's block of the rows of a contiguous node and
+// source in one call of j.block, its parameter the node's first float
+// (RMS_NORM's eps, soft_max's scale).
+func blockRows(j *nodeJob, ith, nth int) error {
+	t := j.t
+	ne0 := t.Ne[0]
+	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 < r1 {
+		o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
+		j.block(floats(j.dm, o, n), floats(j.sm, o, n), int(ne0), t.OpParamF32(0))
+	}
+	return nil
+}
+
+// opRow applies j.op to one row of the result from the same row of the
+// source.
+func opRow(j *nodeJob, i1, i2, i3 int64) error {
+	t, ne0 := j.t, j.t.Ne[0]
+	j.op(floats(j.dm, off3(t.Nb, i1, i2, i3), ne0), floats(j.sm, off3(t.Src[0].Nb, i1, i2, i3), ne0))
+	return nil
 }
 
 // binaryKernel handles ADD, SUB, MUL, DIV on f32 rows, with b's row
@@ -490,14 +548,7 @@ func softMaxKernel(t *runtime.Tensor, dm, sm, mm []byte, sp *scratchPool, nth in
 	if m == nil && t.IsContiguous() && s.IsContiguous() {
 		// One call per worker over its block of rows (prefetching the next
 		// row, streaming stores for large blocks).
-		return func(ith, nth int) error {
-			r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-			if r0 < r1 {
-				o, n := uint64(r0*ne0)*4, (r1-r0)*ne0
-				vec.SoftMaxRows(floats(dm, o, n), floats(sm, o, n), int(ne0), scale)
-			}
-			return nil
-		}
+		return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: sm, block: vec.SoftMaxRows, fn: blockRows})
 	}
 	return rowsKernel(t, func(ith int, i1, i2, i3 int64) error {
 		var mrow []float32

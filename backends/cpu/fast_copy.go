@@ -24,24 +24,14 @@ import (
 //     element stride.
 //
 // Anything else is left to the reference (nil).
-func copyElemsKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error {
+func copyElemsKernel(t *runtime.Tensor, dm, sm []byte, sp *scratchPool) func(ith, nth int) error {
 	s := t.Src[0]
 	if s.Type != t.Type || t.Type.BlockSize() != 1 || t.Nelements() != s.Nelements() {
 		return nil
 	}
 	es := t.Type.Size()
 	if t.IsContiguous() && s.Nb[0] == es {
-		ne0 := s.Ne[0]
-		n := uint64(ne0) * es
-		return func(ith, nth int) error {
-			r0, r1 := cpukernels.RowRange(s.Nrows(), ith, nth)
-			for r := r0; r < r1; r++ {
-				j1, j2, j3 := rowCoords(s.Ne, r)
-				so, do := off3(s.Nb, j1, j2, j3), uint64(r)*n
-				copy(dm[do:do+n], sm[so:so+n])
-			}
-			return nil
-		}
+		return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: sm, fn: copyDenseRows})
 	}
 	if s.Ne != t.Ne || t.Nb[0] != es {
 		return nil
@@ -50,15 +40,7 @@ func copyElemsKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error 
 	if ne0 == 1 && es == 4 {
 		// Rows of one element (a token's values into the transposed value
 		// cache): a strided copy along the rows, no call per row.
-		return func(ith, nth int) error {
-			r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
-			for r := r0; r < r1; r++ {
-				so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
-				binary.LittleEndian.PutUint32(dm[do:do+4], binary.LittleEndian.Uint32(sm[so:so+4]))
-				i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
-			}
-			return nil
-		}
+		return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: sm, row: copyElem32})
 	}
 	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
 		so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
@@ -83,4 +65,26 @@ func copyElemsKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error 
 		}
 		return nil
 	})
+}
+
+// copyDenseRows is worker ith's share of a copy into a contiguous result
+// from a source of the same type with dense rows: a row at a time, in
+// the source's row order.
+func copyDenseRows(j *nodeJob, ith, nth int) error {
+	s := j.t.Src[0]
+	n := uint64(s.Ne[0]) * j.t.Type.Size()
+	r0, r1 := cpukernels.RowRange(s.Nrows(), ith, nth)
+	for r := r0; r < r1; r++ {
+		j1, j2, j3 := rowCoords(s.Ne, r)
+		so, do := off3(s.Nb, j1, j2, j3), uint64(r)*n
+		copy(j.dm[do:do+n], j.sm[so:so+n])
+	}
+	return nil
+}
+
+// copyElem32 copies one 4-byte element (a row of one).
+func copyElem32(j *nodeJob, i1, i2, i3 int64) error {
+	so, do := off3(j.t.Src[0].Nb, i1, i2, i3), off3(j.t.Nb, i1, i2, i3)
+	binary.LittleEndian.PutUint32(j.dm[do:do+4], binary.LittleEndian.Uint32(j.sm[so:so+4]))
+	return nil
 }

@@ -17,12 +17,12 @@ import (
 // reference kernels (NaN payloads aside, see vec.F32ToF16).
 
 // fastKernelExtra returns a kernel for t from this file, or nil.
-func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte) func(ith, nth int) error {
+func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool) func(ith, nth int) error {
 	switch t.Op {
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
 		return convertKernel(t, dst, src[0])
 	case runtime.OpGetRows:
-		return getRowsFloatKernel(t, dst, src[0], src[1])
+		return getRowsFloatKernel(t, dst, src[0], src[1], sp)
 	case runtime.OpRope:
 		return ropeKernel(t, dst, src[0], src[1])
 	case runtime.OpLightningIndexer:
@@ -160,37 +160,54 @@ func convertKernel(t *runtime.Tensor, dm, sm []byte) func(ith, nth int) error {
 
 // getRowsFloatKernel gathers f32, f16 or q8_0 rows into f32 rows: a
 // copy, or the CPU's vector conversions.
-func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte) func(ith, nth int) error {
+func getRowsFloatKernel(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool) func(ith, nth int) error {
 	a, b := t.Src[0], t.Src[1]
 	if !f32Layout(t, dm) || b.Type != runtime.TypeI32 || a.Ne[0] != t.Ne[0] {
 		return nil
 	}
-	f16, q8 := halfLayout(a, am), a.Type == runtime.TypeQ8_0 && a.IsContiguousRows() && a.Ne[0]%cpukernels.QK == 0
-	if !f16 && !q8 && !f32Layout(a, am) {
+	if !halfLayout(a, am) && !getRowsQ8(a) && !f32Layout(a, am) {
 		return nil
 	}
+	return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: am, xm: bm, fn: getRowsFloat})
+}
+
+// getRowsQ8 reports whether GET_ROWS converts a's rows as q8_0 blocks.
+func getRowsQ8(a *runtime.Tensor) bool {
+	return a.Type == runtime.TypeQ8_0 && a.IsContiguousRows() && a.Ne[0]%cpukernels.QK == 0
+}
+
+// getRowsFloat is worker ith's share of getRowsFloatKernel's rows.
+func getRowsFloat(j *nodeJob, ith, nth int) error {
+	t, dm, am, bm := j.t, j.dm, j.sm, j.xm
+	a, b := t.Src[0], t.Src[1]
+	f16, q8 := halfLayout(a, am), getRowsQ8(a)
 	ne0 := t.Ne[0]
 	rowBytes := a.Type.RowSize(ne0)
-	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
+	r0, r1, i1, i2, i3 := workerRows(t, ith, nth)
+	for r := r0; r < r1; r++ {
+		if r > r0 {
+			i1, i2, i3 = nextRow(t.Ne, i1, i2, i3)
+		}
 		idx := int64(int32(binary.LittleEndian.Uint32(bm[uint64(i1)*b.Nb[0]+off3(b.Nb, i2, i3, 0):])))
 		if idx < 0 || idx >= a.Ne[1] {
 			return fmt.Errorf("tensor %s: row index %d at (%d, %d, %d) of %q outside [0, %d): %w",
 				t, idx, i1, i2, i3, b.Name, a.Ne[1], runtime.ErrOutOfBounds)
 		}
 		d := floats(dm, off3(t.Nb, i1, i2, i3), ne0)
-		if q8 {
-			ro := off3(a.Nb, idx, i2, i3)
+		switch ro := off3(a.Nb, idx, i2, i3); {
+		case q8:
 			row := am[ro : ro+rowBytes]
 			nb := vec.DequantQ8_0(d, row)
-			return cpukernels.DequantizeRowQ8_0(row[nb*cpukernels.BlockQ8_0Size:], d[nb*cpukernels.QK:])
+			if err := cpukernels.DequantizeRowQ8_0(row[nb*cpukernels.BlockQ8_0Size:], d[nb*cpukernels.QK:]); err != nil {
+				return err
+			}
+		case f16:
+			f16ToF32Row(d, halves(am, ro, ne0))
+		default:
+			copy(d, floats(am, ro, ne0))
 		}
-		if f16 {
-			f16ToF32Row(d, halves(am, off3(a.Nb, idx, i2, i3), ne0))
-		} else {
-			copy(d, floats(am, off3(a.Nb, idx, i2, i3), ne0))
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // ropeKernel rotates f32 rows (normal or NeoX mode) as the reference

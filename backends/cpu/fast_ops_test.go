@@ -253,7 +253,7 @@ func TestFastPathsTaken(t *testing.T) {
 	}
 	for _, n := range []*runtime.Tensor{attnOut, cpyV} {
 		src := make([]byte, n.Src[0].NBytes()+4096)
-		if copyElemsKernel(n, make([]byte, n.NBytes()+4096), src) == nil {
+		if copyElemsKernel(n, make([]byte, n.NBytes()+4096), src, &scratchPool{}) == nil {
 			t.Errorf("%s: the element copy refuses a decoder's shape", n.Op)
 		}
 	}
@@ -273,7 +273,7 @@ func TestFastPathsTaken(t *testing.T) {
 			}
 			src = append(src, bytesOf(s)[0])
 		}
-		if fastKernelExtra(c.n, bytesOf(c.n)[0], src) == nil {
+		if fastKernelExtra(c.n, bytesOf(c.n)[0], src, &scratchPool{}) == nil {
 			t.Errorf("%s: the fast kernel refuses the tested shape", c.name)
 		}
 		if c.n == fa && !attnDirect(k, v, src[2]) {

@@ -54,6 +54,15 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 	if !cpukernels.IsFloat(b.Type) || !f32Layout(t, dm) {
 		return nil, nil, 0
 	}
+	if a.Type != runtime.TypeF16 && a.Type != runtime.TypeBF16 {
+		// Checked before anything the closures below capture is declared:
+		// those variables live on the heap, one allocation per MUL_MAT
+		// (each f32 attention product of a decoder) even when it is not
+		// of this kind.
+		if qk, ok := quantKernel(a.Type); !ok || b.Ne[1] <= qk.maxM || a.Ne[0]%qk.act.BlockSize() != 0 {
+			return nil, nil, 0
+		}
+	}
 	var conv func(v float32) float32
 	var qk qKernel
 	switch a.Type {

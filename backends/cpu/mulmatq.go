@@ -57,19 +57,43 @@ var quantDots = map[runtime.Type]func([]float32, []byte, int, []byte, int) error
 	runtime.TypeQ5_K: vec.DotQ5_KRows, runtime.TypeQ6_K: vec.DotQ6_KRows,
 }
 
+// quantKernels is newQuantKernel of every type, made at start (the SIMD
+// level is fixed then) and read only: every quantized MUL_MAT node, and
+// every f32 one through mulMatRoundedKernels, looks its kernel up, and
+// the two map lookups and the level tests were 2% of a small decoder's
+// token.
+var quantKernels = func() (t [runtime.TypeCount]struct {
+	k  qKernel
+	ok bool
+}) {
+	for typ := range runtime.TypeCount {
+		t[typ].k, t[typ].ok = newQuantKernel(typ)
+	}
+	return t
+}()
+
 // quantKernel returns the product for weights of type typ, or false.
 func quantKernel(typ runtime.Type) (qKernel, bool) {
+	if typ < 0 || typ >= runtime.TypeCount {
+		return qKernel{}, false
+	}
+	e := &quantKernels[typ]
+	return e.k, e.ok
+}
+
+// newQuantKernel returns the product for weights of type typ, or false.
+func newQuantKernel(typ runtime.Type) (qKernel, bool) {
 	dot, ok := quantDots[typ]
 	if !ok && (!typ.IsQuantized() || !cpukernels.IsRowType(typ)) {
 		return qKernel{}, false
 	}
 	// The activations' quantizer follows from their type (ggml's
 	// vec_dot_type): the CPU's q8_0/q8_1 quantizers, q8_K's reference one
-	// (vec's, the same bytes with AVX-512).
+	// (q8_0's and q8_K's from vec: the same bytes, with AVX-512).
 	k := qKernel{act: cpukernels.VecDotType(typ), dot: dot, mat: quantMats[typ]}
 	switch k.act {
 	case runtime.TypeQ8_0:
-		k.quant = cpukernels.QuantizeRowQ8_0CPU
+		k.quant = vec.QuantizeRowQ8_0
 	case runtime.TypeQ8_1:
 		k.quant = cpukernels.QuantizeRowQ8_1CPU
 	case runtime.TypeQ8_K:

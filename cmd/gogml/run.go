@@ -35,6 +35,7 @@ type runOptions struct {
 	maxBuf   string
 	cfg      llama.Config
 	quiet    bool
+	warmup   bool
 	perToken bool
 	model    string
 	text     string
@@ -63,6 +64,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.model, "model", "", "run this GGUF file (llama family) instead of the random weights")
 	fs.StringVar(&o.text, "text", "", "with -model: a text prompt, tokenized with the file's vocabulary (replaces -prompt)")
 	fs.IntVar(&o.n, "n", 16, "tokens to generate (0: evaluate the prompt only)")
+	fs.BoolVar(&o.warmup, "warmup", false, "evaluate the prompt and one token once, untimed, before the timed run (llama-bench's warmup)")
 	fs.StringVar(&o.typ, "type", "f32", "weight type: f32 or q8_0")
 	fs.StringVar(&o.strategy, "strategy", "ggml", "graph allocator strategy: ggml or optimized")
 	fs.StringVar(&o.maxBuf, "max-buffer-size", "", "artificial max buffer size for weights and KV cache (bytes; k, m, g suffixes), splits the weights")
@@ -225,10 +227,22 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "  compute   %10d bytes (%s), live-bytes lower bound %d (+%.2f%%); graph %d nodes, %d leafs, batch up to %d\n",
 		st.ComputeBytes, runtime.FormatBytes(st.ComputeBytes), st.ComputeLowerBound, over, st.Nodes, st.Leafs, st.ReservedBatch)
+	if st.DecodeComputeBytes > 0 {
+		fmt.Fprintf(stdout, "  compute   %10d bytes (%s) more for the single-token graphs\n", st.DecodeComputeBytes, runtime.FormatBytes(st.DecodeComputeBytes))
+	}
 
 	total := o.n
 	progress := false
 	showProgress := !o.quiet && isTerminal(stderr)
+	if o.warmup {
+		// As llama-bench's warmup run: the graphs are built and placed,
+		// the scratch memory allocated and touched, before the timing.
+		// Greedy, so a sampler's seed sequence is left for the timed run;
+		// Generate starts from an empty cache again.
+		if _, err := m.GenerateWith(prompt, min(o.n, 2), nil, nil); err != nil {
+			return err
+		}
+	}
 	if o.cpuProf != "" {
 		stop, err := startCPUProfile(o.cpuProf)
 		if err != nil {

@@ -114,6 +114,7 @@ func (m *Model) GenerateWith(prompt []int32, n int, s Sampler, onStep func(Step)
 	}
 	m.Reset()
 	batch := prompt
+	var one [1]int32 // each generated token's batch
 	for i := 0; i < n || i == 0; i++ {
 		t0 := time.Now()
 		logits, err := m.EvalLast(batch)
@@ -149,7 +150,8 @@ func (m *Model) GenerateWith(prompt []int32, n int, s Sampler, onStep func(Step)
 		if onStep != nil {
 			onStep(Step{Index: i, Tokens: len(batch), Next: next, Time: dt, Phases: m.LastPhases()})
 		}
-		batch = []int32{next}
+		one[0] = next
+		batch = one[:]
 		if n == 0 {
 			break
 		}

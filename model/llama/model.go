@@ -112,6 +112,9 @@ type MemoryStats struct {
 	// plan (no placement with the same lifetimes needs fewer bytes).
 	ComputeBytes      uint64
 	ComputeLowerBound uint64
+	// DecodeComputeBytes is the single-token graphs' own compute buffer
+	// (one backend; 0 over several, where the scheduler plans them).
+	DecodeComputeBytes uint64
 	// Nodes and Leafs count the reserved graph.
 	Nodes, Leafs int
 	// ReservedBatch is the largest batch the compute buffer was sized for.
@@ -158,7 +161,8 @@ type Model struct {
 	sch      *sched.Scheduler
 
 	nPast    int
-	reserved int // largest reserved batch, 0: none
+	inBuf    []byte // the token ids and positions of the last Eval, uploaded
+	reserved int    // largest reserved batch, 0: none
 	stats    MemoryStats
 	last     Phases
 
@@ -166,6 +170,13 @@ type Model struct {
 	// step last placed by the graph allocator.
 	steps     map[stepKey]*step
 	allocated *step
+	// alloc1 places the single-token graphs in a compute buffer of their
+	// own (single backend only), so that the first token after a prompt
+	// does not place its graph again, nor the next prompt its own;
+	// allocated1 is the step it last placed. See RATIONALE.md, "The
+	// decode graph built and placed at load".
+	alloc1     *gallocr.Allocator
+	allocated1 *step
 }
 
 // stepKey is the shape of a reusable graph: n new tokens attending over
@@ -242,7 +253,55 @@ func (m *Model) initWith(load func() error) error {
 	if m.alloc, err = gallocr.New(cbt, gallocr.WithStrategy(m.strat)); err != nil {
 		return err
 	}
-	return m.Reserve(1)
+	if m.alloc1, err = gallocr.New(cbt, gallocr.WithStrategy(m.strat)); err != nil {
+		return err
+	}
+	if err := m.Reserve(1); err != nil {
+		return err
+	}
+	return m.prepareDecode()
+}
+
+// prepareDecode sizes the single-token compute buffer for the last cache
+// position (the largest attention window), touches it, and builds and
+// places the graph of the first decode window, the one generations start
+// with: otherwise the first generated token pays for building and placing
+// its graph (0.5 ms on the small decoder, ten of its tokens).
+func (m *Model) prepareDecode() error {
+	s, err := m.build(1, m.cfg.Ctx-1, false)
+	if err != nil {
+		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	if err := m.alloc1.Reserve(s.g); err != nil {
+		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	if err := clearHost(m.alloc1); err != nil {
+		return err
+	}
+	if m.stats.DecodeComputeBytes, err = m.alloc1.BufferSize(0); err != nil {
+		return err
+	}
+	if s, err = m.step(1, 0, true); err != nil {
+		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	if err := m.alloc1.AllocGraph(s.g); err != nil {
+		return fmt.Errorf("llama: reserve: %w", err)
+	}
+	m.allocated1 = s
+	return nil
+}
+
+// clearHost zeroes a's host compute buffers, touching their memory at
+// load rather than in the first graph that uses it (see Reserve).
+func clearHost(a *gallocr.Allocator) error {
+	for _, b := range a.Buffers(0) {
+		if b.Type().IsHost() {
+			if err := b.Clear(0); err != nil {
+				return fmt.Errorf("llama: reserve: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // Config returns the model's shape.
@@ -260,10 +319,12 @@ func (m *Model) Reset() { m.nPast = 0 }
 // Close frees every buffer of the model.
 func (m *Model) Close() error {
 	var errs []error
-	m.steps, m.allocated = nil, nil
-	if m.alloc != nil {
-		m.alloc.Free()
-		m.alloc = nil
+	m.steps, m.allocated, m.allocated1 = nil, nil, nil
+	for _, a := range []**gallocr.Allocator{&m.alloc, &m.alloc1} {
+		if *a != nil {
+			(*a).Free()
+			*a = nil
+		}
 	}
 	if m.sch != nil {
 		m.sch.Free()
@@ -694,12 +755,8 @@ func (m *Model) Reserve(maxBatch int) error {
 	// graph (a page fault per 4 KiB, or a huge page zeroed, in the middle
 	// of the prompt): every graph overwrites what it reads. See
 	// RATIONALE.md, "Weights and compute memory touched at load".
-	for _, b := range m.alloc.Buffers(0) {
-		if b.Type().IsHost() {
-			if err := b.Clear(0); err != nil {
-				return fmt.Errorf("llama: reserve: %w", err)
-			}
-		}
+	if err := clearHost(m.alloc); err != nil {
+		return err
 	}
 	size, err := m.alloc.BufferSize(0)
 	if err != nil {
@@ -778,13 +835,20 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	switch {
 	case m.sch != nil:
 		err = m.sch.AllocGraph(s.g)
-	case s != m.allocated:
+	default:
 		// A graph keeps its places while no other graph is placed in
-		// between (the allocator's buffers stay, and so does the plan's
-		// layout for this graph's nodes).
-		m.allocated = nil
-		if err = m.alloc.AllocGraph(s.g); err == nil {
-			m.allocated = s
+		// between by its allocator (the allocator's buffers stay, and so
+		// does the plan's layout for this graph's nodes); single tokens
+		// have an allocator of their own.
+		al, placed := m.alloc, &m.allocated
+		if n == 1 {
+			al, placed = m.alloc1, &m.allocated1
+		}
+		if s != *placed {
+			*placed = nil
+			if err = al.AllocGraph(s.g); err == nil {
+				*placed = s
+			}
 		}
 	}
 	if err != nil {
@@ -792,7 +856,10 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	}
 	t2 := time.Now()
 	ph.Alloc = t2.Sub(t1)
-	tb := make([]byte, 8*n)
+	if cap(m.inBuf) < 8*n {
+		m.inBuf = make([]byte, 8*n)
+	}
+	tb := m.inBuf[:8*n]
 	pb := tb[4*n:]
 	for i, t := range tokens {
 		binary.LittleEndian.PutUint32(tb[4*i:], uint32(t))

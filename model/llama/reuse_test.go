@@ -28,7 +28,7 @@ func TestGraphReuse(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fresh.steps, fresh.allocated = nil, nil // build and place again
+				fresh.steps, fresh.allocated, fresh.allocated1 = nil, nil, nil // build and place again
 				b, err := fresh.EvalLast(batch)
 				if err != nil {
 					t.Fatal(err)

@@ -333,7 +333,7 @@ func speedRound(ctx context.Context, o options, peer *ggmlpeer.Peer, gog string,
 	// -n gen+1 gives gen single-token steps, as llama-bench -n gen times.
 	out, err := output(ctx, o.timeout, "gogml run", exec.Command(gog, "run", "-model", x.file, "-prompt-ids", strings.Join(ids, ","),
 		"-n", strconv.Itoa(o.gen+1), "-threads", strconv.Itoa(x.threads), "-ctx", strconv.Itoa(o.ctx()),
-		"-q", "-per-token=false"))
+		"-q", "-per-token=false", "-warmup"))
 	if err == nil {
 		var pp, tg float64
 		if pp, tg, err = parseGogmlRun(out); err == nil {
@@ -417,7 +417,7 @@ func writeReport(w *bytes.Buffer, o options, version string, res []*result, elap
 	fmt.Fprintf(w, "- peer: %s (Debian, scripts/ggml-peer.sh): `llama-bench`, `llama-completion`, `llama-quantize`\n", version)
 	fmt.Fprintf(w, "- model: llama architecture, random weights written by `gogml gguf write-demo` (f16): dim %d, %d heads (%d key/value), %d layers, ffn %d, vocabulary %d; the other types are `llama-quantize --pure` of that file, so both sides read the same bytes\n",
 		o.dim, o.heads, o.kvHeads, o.layers, o.ffn, o.vocab)
-	fmt.Fprintf(w, "- speed: `llama-bench -m F -p %d -n %d -t T -r 1` (its defaults: f16 KV cache, flash attention auto, repacked CPU weights) against `gogml run -model F` with a %d-token prompt in one batch and %d single-token steps after it, on T workers (f32 KV cache), T the row's threads. The rounds interleave the two programs; each side keeps its best round. ratio = gogml ÷ llama.cpp (> 1: gogml faster).\n",
+	fmt.Fprintf(w, "- speed: `llama-bench -m F -p %d -n %d -t T -r 1` (its defaults: f16 KV cache, flash attention auto, repacked CPU weights) against `gogml run -model F -warmup` with a %d-token prompt in one batch and %d single-token steps after it, on T workers (f32 KV cache), T the row's threads; both sides time warm runs (llama-bench runs a warmup first, gogml run -warmup evaluates the prompt and one token before its timed run). The rounds interleave the two programs; each side keeps its best round. ratio = gogml ÷ llama.cpp (> 1: gogml faster).\n",
 		o.prompt, o.gen, o.prompt, o.gen)
 	fmt.Fprintf(w, "- first token: the file's pages are dropped from the page cache (posix_fadvise DONTNEED), then the whole process is timed from start to exit — load, the prompt %q, one generated token — for `llama-completion -n 1` and `gogml run -text … -n 1`, at %d threads; peak RSS is the process's maximum resident set size (rusage), which counts the mapped file pages each touched.\n\n", o.text, o.maxThreads())
 	fmt.Fprintf(w, "| type | file | threads | llama.cpp pp%d t/s | gogml pp%d t/s | ratio | llama.cpp tg%d t/s | gogml tg%d t/s | ratio |\n|---|---|---|---|---|---|---|---|---|\n", o.prompt, o.prompt, o.gen, o.gen)

@@ -3,6 +3,7 @@
 package vec
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -45,5 +46,42 @@ func BenchmarkGEMVLevels(b *testing.B) {
 			}
 			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
 		})
+	}
+}
+
+// TestQ512FourRowsExact checks that the AVX-512 four-row q8_0 and q4_0
+// dots give each row the bits of the one-row kernel (the four rows'
+// horizontal sums share their last steps, hsum4Store, in hsumStore's
+// order), over block counts with and without a lone last block.
+func TestQ512FourRowsExact(t *testing.T) {
+	if !useQ512 {
+		t.Skip("no AVX-512 VBMI/VNNI")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct {
+		name   string
+		rand   func(*rand.Rand, int) ([]byte, []float64)
+		x4, x1 func(*byte, int, *byte, int, *float32)
+	}{
+		{"q8_0", randQ8Row, dotQ8x4AVX512, dotQ8x1AVX512},
+		{"q4_0", randQ4Row, dotQ4x4AVX512, dotQ4x1AVX512},
+	} {
+		for _, nb := range []int{1, 2, 3, 4, 7, 32} {
+			y, _ := randQ8Row(r, nb)
+			var w []byte
+			for range 4 {
+				row, _ := c.rand(r, nb)
+				w = append(w, row...)
+			}
+			stride := len(w) / 4
+			var got, want [4]float32
+			c.x4(pb(w), stride, pb(y), nb, &got[0])
+			for i := range 4 {
+				c.x1(pb(w[i*stride:]), stride, pb(y), nb, &want[i])
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Errorf("%s, %d blocks, row %d: four-row %v, one-row %v", c.name, nb, i, got[i], want[i])
+				}
+			}
+		}
 	}
 }

@@ -212,3 +212,25 @@ func qgemmTileGo(out []float32, p, a []byte, nb int) {
 	}
 	copy(out, acc[:])
 }
+
+// QuantizeRowQ8_0 is cpukernels.QuantizeRowQ8_0CPU (ggml's x86
+// quantize_row_q8_0: d = max|x|/127 as half, quants rounded to nearest,
+// ties to even, saturated), the same bytes, with AVX-512 blocks where the
+// quantized GEMM's kernels run: the activation row of every q8_0 and q4_0
+// product is quantized so, and the portable quantizer took a sixth of a
+// small decoder's token (RATIONALE.md, "q8_0 activations quantized with
+// AVX-512"). Blocks holding a NaN or an infinity take the portable path.
+func QuantizeRowQ8_0(x []float32, dst []byte) error {
+	nb := len(x) / QK
+	if len(x)%QK != 0 || len(dst) < nb*Q8_0BlockSize {
+		return cpukernels.QuantizeRowQ8_0CPU(x, dst) // its error
+	}
+	for b := quantQ8Row(dst, x); b < nb; {
+		if err := cpukernels.QuantizeRowQ8_0CPU(x[b*QK:(b+1)*QK], dst[b*Q8_0BlockSize:(b+1)*Q8_0BlockSize]); err != nil {
+			return err
+		}
+		b++
+		b += quantQ8Row(dst[b*Q8_0BlockSize:], x[b*QK:])
+	}
+	return nil
+}

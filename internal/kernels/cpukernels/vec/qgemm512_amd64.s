@@ -487,6 +487,71 @@ packQ8Full512_loop:
 	VZEROUPPER
 	RET
 
+// func quantQ8Row512(dst *byte, x *float32, nb int) int
+// Requires: AVX, AVX512DQ, AVX512F, F16C
+TEXT ·quantQ8Row512(SB), NOSPLIT, $0-32
+	// Quantizes up to nb q8_0 blocks of x into dst; returns the number written.
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	XORQ         AX, AX
+	MOVL         $0x7fffffff, R10
+	VPBROADCASTD R10, Z20
+	MOVL         $0x7f800000, R10
+	VPBROADCASTD R10, Z21
+	MOVL         $0x42fe0000, R10
+	VMOVD        R10, X22
+	MOVL         $-128, R10
+	VPBROADCASTD R10, Z23
+	MOVL         $0x0000007f, R10
+	VPBROADCASTD R10, Z24
+
+q8row_loop:
+	CMPQ          AX, CX
+	JGE           q8row_done
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z1
+	VPANDD        Z20, Z0, Z2
+	VPANDD        Z20, Z1, Z3
+	VCMPPS        $0x05, Z21, Z2, K1
+	VCMPPS        $0x05, Z21, Z3, K2
+	KORTESTW      K2, K1
+	JNZ           q8row_done
+	VMAXPS        Z3, Z2, Z2
+	VEXTRACTF32X8 $0x01, Z2, Y3
+	VMAXPS        Y3, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VMAXPS        X3, X2, X2
+	VPERMILPS     $0x4e, X2, X3
+	VMAXPS        X3, X2, X2
+	VPERMILPS     $0xb1, X2, X3
+	VMAXPS        X3, X2, X2
+	VDIVSS        X22, X2, X4
+	VXORPS        X5, X5, X5
+	VUCOMISS      X5, X2
+	JEQ           q8row_zero
+	VDIVSS        X2, X22, X5
+
+q8row_zero:
+	VBROADCASTSS X5, Z5
+	VMULPS       Z5, Z0, Z0
+	VMULPS       Z5, Z1, Z1
+	VCVTPS2DQ    Z0, Z0
+	VCVTPS2DQ    Z1, Z1
+	VPMOVSDB     Z0, 2(DI)
+	VPMOVSDB     Z1, 18(DI)
+	VCVTPS2PH    $0x00, X4, X4
+	VPEXTRW      $0x00, X4, (DI)
+	ADDQ         $+128, SI
+	ADDQ         $+34, DI
+	INCQ         AX
+	JMP          q8row_loop
+
+q8row_done:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func packQ4Full512(dst *byte, w *byte, stride int, mask int, nb int)
 // Requires: AVX, AVX512F
 TEXT ·packQ4Full512(SB), NOSPLIT, $0-40

@@ -75,3 +75,16 @@ func packQ4_0Panel(dst, w []byte, stride, rows, nb int) {
 	}
 	packQ4_0PanelGo(dst, w, stride, rows, nb)
 }
+
+//go:noescape
+func quantQ8Row512(dst *byte, x *float32, nb int) int
+
+// quantQ8Row quantizes x's leading q8_0 blocks into dst up to the first
+// that holds a NaN or an infinity, returning how many it did (none
+// without the assembly).
+func quantQ8Row(dst []byte, x []float32) int {
+	if !useQGemm512 || len(x) < QK {
+		return 0
+	}
+	return quantQ8Row512(pb(dst), unsafe.SliceData(x), len(x)/QK)
+}

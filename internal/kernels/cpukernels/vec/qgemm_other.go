@@ -12,3 +12,5 @@ func packQ4_0Panel(dst, w []byte, stride, rows, nb int) { packQ4_0PanelGo(dst, w
 func qgemmTile(out []float32, p, a []byte, nb int) { qgemmTileGo(out, p, a, nb) }
 
 func quantPackAct(dst []byte, col int, x []float32, c int) int { return 0 }
+
+func quantQ8Row(dst []byte, x []float32) int { return 0 }

@@ -245,3 +245,98 @@ func TestQuantizePackQGemmAct(t *testing.T) {
 		t.Errorf("partial block: %v", err)
 	}
 }
+
+// TestQuantizeRowQ8_0 checks QuantizeRowQ8_0 against the CPU quantizer,
+// byte for byte, on rows of 1 to 40 blocks with zero blocks, ties, tiny
+// and huge values, NaN and infinities at the row's start, middle and end.
+func TestQuantizeRowQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	randRow := func(nb int) []float32 {
+		x := make([]float32, nb*QK)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 3)
+		}
+		return x
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, c := range []struct {
+		name string
+		nb   int
+		set  func(x []float32)
+	}{
+		{"one block", 1, func([]float32) {}},
+		{"four blocks", 4, func([]float32) {}},
+		{"forty blocks", 40, func([]float32) {}},
+		{"zeros", 3, func(x []float32) { clear(x[QK : 2*QK]) }},
+		{"ties", 2, func(x []float32) { // amax 127: id = 1, so k+0.5 is a tie
+			for i := range QK {
+				x[i] = float32(i%9-4) + 0.5
+			}
+			x[7] = 127
+		}},
+		{"subnormals", 3, func(x []float32) {
+			for i := range QK {
+				x[QK+i] *= 1e-42
+			}
+		}},
+		{"huge", 3, func(x []float32) {
+			for i := range QK {
+				x[2*QK+i] *= 1e36
+			}
+		}},
+		{"nan first", 5, func(x []float32) { x[3] = nan }},
+		{"nan middle", 5, func(x []float32) { x[2*QK+31] = nan }},
+		{"inf last", 5, func(x []float32) { x[4*QK] = -inf }},
+		{"inf and nan", 6, func(x []float32) { x[QK+1], x[3*QK+2] = inf, nan }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := randRow(c.nb)
+			c.set(x)
+			got := make([]byte, c.nb*Q8_0BlockSize)
+			want := make([]byte, len(got))
+			if err := QuantizeRowQ8_0(x, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := cpukernels.QuantizeRowQ8_0CPU(x, want); err != nil {
+				t.Fatal(err)
+			}
+			for b := range c.nb {
+				if g, w := got[b*Q8_0BlockSize:(b+1)*Q8_0BlockSize], want[b*Q8_0BlockSize:(b+1)*Q8_0BlockSize]; !bytes.Equal(g, w) {
+					t.Errorf("block %d differs (level %s)\n got %x\nwant %x", b, Level(), g, w)
+				}
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		n, d int
+	}{{"partial block", QK + 5, 2 * Q8_0BlockSize}, {"short dst", 2 * QK, Q8_0BlockSize + 3}} {
+		if err := QuantizeRowQ8_0(make([]float32, c.n), make([]byte, c.d)); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+// BenchmarkQuantizeRowQ8_0 quantizes one decode activation row (k =
+// 4096) with QuantizeRowQ8_0 and the portable CPU quantizer.
+func BenchmarkQuantizeRowQ8_0(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	x := make([]float32, 4096)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	dst := make([]byte, len(x)/QK*Q8_0BlockSize)
+	for _, c := range []struct {
+		name string
+		f    func([]float32, []byte) error
+	}{{"vec", QuantizeRowQ8_0}, {"portable", cpukernels.QuantizeRowQ8_0CPU}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				if err := c.f(x, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

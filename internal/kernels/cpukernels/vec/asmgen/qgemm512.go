@@ -22,6 +22,7 @@ func genQGemm512(c *build.Context) {
 	packPanel(c, "packQ4Panel512", true, iota16)
 	quantPackAct(c)
 	packQ8Full(c, iota16, t2lo, t2hi)
+	quantRowQ8(c)
 	packQ4Full(c, iota16)
 }
 
@@ -286,52 +287,7 @@ func quantPackAct(c *build.Context) {
 	c.SHLQ(operand.Imm(5), reg.RAX)
 	c.ADDQ(reg.RAX, reg.RDI)
 	c.XORQ(reg.RAX, reg.RAX)
-	for _, k := range []struct {
-		v uint32
-		z reg.VecPhysical
-	}{{0x7fffffff, reg.Z20}, {0x7f800000, reg.Z21}, {0x42fe0000, nil}, {0xffffff80, reg.Z23}, {127, reg.Z24}} {
-		if k.v == 0xffffff80 {
-			c.MOVL(operand.I32(-128), reg.R10L)
-		} else {
-			c.MOVL(operand.U32(k.v), reg.R10L)
-		}
-		if k.z == nil { // 127.0 in X22
-			c.VMOVD(reg.R10L, reg.X22)
-			continue
-		}
-		c.VPBROADCASTD(reg.R10L, k.z)
-	}
-	c.Label("qgact_loop")
-	c.CMPQ(reg.RAX, reg.RCX)
-	c.JGE(lbl("qgact_done"))
-	c.VMOVUPS(at(reg.RSI, 0), reg.Z0)
-	c.VMOVUPS(at(reg.RSI, 64), reg.Z1)
-	c.VPANDD(reg.Z20, reg.Z0, reg.Z2)
-	c.VPANDD(reg.Z20, reg.Z1, reg.Z3)
-	c.VCMPPS(operand.Imm(5), reg.Z21, reg.Z2, reg.K1)
-	c.VCMPPS(operand.Imm(5), reg.Z21, reg.Z3, reg.K2)
-	c.KORTESTW(reg.K2, reg.K1)
-	c.JNZ(lbl("qgact_done"))
-	c.VMAXPS(reg.Z3, reg.Z2, reg.Z2)
-	c.VEXTRACTF32X8(operand.Imm(1), reg.Z2, reg.Y3)
-	c.VMAXPS(reg.Y3, reg.Y2, reg.Y2)
-	c.VEXTRACTF128(operand.Imm(1), reg.Y2, reg.X3)
-	c.VMAXPS(reg.X3, reg.X2, reg.X2)
-	c.VPERMILPS(operand.Imm(0x4e), reg.X2, reg.X3)
-	c.VMAXPS(reg.X3, reg.X2, reg.X2)
-	c.VPERMILPS(operand.Imm(0xb1), reg.X2, reg.X3)
-	c.VMAXPS(reg.X3, reg.X2, reg.X2)
-	c.VDIVSS(reg.X22, reg.X2, reg.X4)
-	c.VXORPS(reg.X5, reg.X5, reg.X5)
-	c.VUCOMISS(reg.X5, reg.X2)
-	c.JEQ(lbl("qgact_zero"))
-	c.VDIVSS(reg.X2, reg.X22, reg.X5)
-	c.Label("qgact_zero")
-	c.VBROADCASTSS(reg.X5, reg.Z5)
-	c.VMULPS(reg.Z5, reg.Z0, reg.Z0)
-	c.VMULPS(reg.Z5, reg.Z1, reg.Z1)
-	c.VCVTPS2DQ(reg.Z0, reg.Z0)
-	c.VCVTPS2DQ(reg.Z1, reg.Z1)
+	quantBlock512(c, "qgact")
 	c.VPMOVSDB(reg.Z0, at(reg.RDI, 0))
 	c.VPMOVSDB(reg.Z1, at(reg.RDI, 16))
 	for _, q := range []reg.VecPhysical{reg.Z0, reg.Z1} {
@@ -348,12 +304,96 @@ func quantPackAct(c *build.Context) {
 	c.VCVTPS2PH(operand.Imm(0), reg.X4, reg.X4)
 	c.VCVTPH2PS(reg.X4, reg.X4)
 	c.VMOVSS(reg.X4, at(reg.RBX, 0))
+	quantLoopEnd(c, "qgact", 320, reg.RDI, reg.RBX)
+}
+
+// quantRowQ8 writes quantQ8Row512: up to nb blocks of 32 floats at x
+// quantized to q8_0 blocks at dst (d as half, then the 32 quants) with
+// quantPackAct's steps, so ggml's CPU quantizer's bytes; it stops before
+// the first block holding a NaN or an infinity (left to the portable
+// quantizer) and returns the number of blocks written.
+func quantRowQ8(c *build.Context) {
+	fn(c, "quantQ8Row512", "func(dst *byte, x *float32, nb int) int",
+		"Quantizes up to nb q8_0 blocks of x into dst; returns the number written.")
+	c.Load(c.Param("dst"), reg.RDI)
+	c.Load(c.Param("x"), reg.RSI)
+	c.Load(c.Param("nb"), reg.RCX)
+	c.XORQ(reg.RAX, reg.RAX)
+	quantBlock512(c, "q8row")
+	c.VPMOVSDB(reg.Z0, at(reg.RDI, 2))
+	c.VPMOVSDB(reg.Z1, at(reg.RDI, 18))
+	c.VCVTPS2PH(operand.Imm(0), reg.X4, reg.X4)
+	c.VPEXTRW(operand.Imm(0), reg.X4, at(reg.RDI, 0))
+	quantLoopEnd(c, "q8row", 34, reg.RDI)
+}
+
+// quantBlock512 writes the constants (Z20 |x| mask, Z21 +Inf, X22 127.0,
+// Z23 -128, Z24 127 as int32) and the head of a loop over q8_0 blocks
+// (label prefix_loop, counter AX up to CX, floats at SI): it leaves to
+// prefix_done when AX reaches CX or the block holds a NaN or an infinity,
+// else ends with the block's 32 quants as int32 in Z0 and Z1 (round to
+// even, not yet saturated) and d = amax/127 as float32 in X4 — ggml's CPU
+// quantizer's steps.
+func quantBlock512(c *build.Context, prefix string) {
+	for _, k := range []struct {
+		v uint32
+		z reg.VecPhysical
+	}{{0x7fffffff, reg.Z20}, {0x7f800000, reg.Z21}, {0x42fe0000, nil}, {0xffffff80, reg.Z23}, {127, reg.Z24}} {
+		if k.v == 0xffffff80 {
+			c.MOVL(operand.I32(-128), reg.R10L)
+		} else {
+			c.MOVL(operand.U32(k.v), reg.R10L)
+		}
+		if k.z == nil { // 127.0 in X22
+			c.VMOVD(reg.R10L, reg.X22)
+			continue
+		}
+		c.VPBROADCASTD(reg.R10L, k.z)
+	}
+	c.Label(prefix + "_loop")
+	c.CMPQ(reg.RAX, reg.RCX)
+	c.JGE(lbl(prefix + "_done"))
+	c.VMOVUPS(at(reg.RSI, 0), reg.Z0)
+	c.VMOVUPS(at(reg.RSI, 64), reg.Z1)
+	c.VPANDD(reg.Z20, reg.Z0, reg.Z2)
+	c.VPANDD(reg.Z20, reg.Z1, reg.Z3)
+	c.VCMPPS(operand.Imm(5), reg.Z21, reg.Z2, reg.K1)
+	c.VCMPPS(operand.Imm(5), reg.Z21, reg.Z3, reg.K2)
+	c.KORTESTW(reg.K2, reg.K1)
+	c.JNZ(lbl(prefix + "_done"))
+	c.VMAXPS(reg.Z3, reg.Z2, reg.Z2)
+	c.VEXTRACTF32X8(operand.Imm(1), reg.Z2, reg.Y3)
+	c.VMAXPS(reg.Y3, reg.Y2, reg.Y2)
+	c.VEXTRACTF128(operand.Imm(1), reg.Y2, reg.X3)
+	c.VMAXPS(reg.X3, reg.X2, reg.X2)
+	c.VPERMILPS(operand.Imm(0x4e), reg.X2, reg.X3)
+	c.VMAXPS(reg.X3, reg.X2, reg.X2)
+	c.VPERMILPS(operand.Imm(0xb1), reg.X2, reg.X3)
+	c.VMAXPS(reg.X3, reg.X2, reg.X2)
+	c.VDIVSS(reg.X22, reg.X2, reg.X4)
+	c.VXORPS(reg.X5, reg.X5, reg.X5)
+	c.VUCOMISS(reg.X5, reg.X2)
+	c.JEQ(lbl(prefix + "_zero"))
+	c.VDIVSS(reg.X2, reg.X22, reg.X5)
+	c.Label(prefix + "_zero")
+	c.VBROADCASTSS(reg.X5, reg.Z5)
+	c.VMULPS(reg.Z5, reg.Z0, reg.Z0)
+	c.VMULPS(reg.Z5, reg.Z1, reg.Z1)
+	c.VCVTPS2DQ(reg.Z0, reg.Z0)
+	c.VCVTPS2DQ(reg.Z1, reg.Z1)
+}
+
+// quantLoopEnd closes a quantBlock512 loop: the next block's floats (SI)
+// and step bytes further in each of outs, then the count of blocks done
+// (AX) as the result.
+func quantLoopEnd(c *build.Context, prefix string, step int, outs ...reg.Register) {
 	c.ADDQ(operand.I32(128), reg.RSI)
-	c.ADDQ(operand.I32(320), reg.RDI)
-	c.ADDQ(operand.I32(320), reg.RBX)
+	for _, r := range outs {
+		c.ADDQ(operand.I32(step), r)
+	}
 	c.INCQ(reg.RAX)
-	c.JMP(lbl("qgact_loop"))
-	c.Label("qgact_done")
+	c.JMP(lbl(prefix + "_loop"))
+	c.Label(prefix + "_done")
 	c.MOVQ(reg.RAX, ret(c))
 	end(c, false)
 }
