@@ -390,7 +390,6 @@ var archsPeerFiles = []string{"llama-dense", "mistral3-dense", "qwen2-dense", "q
 func TestLlamaArchsFiles(t *testing.T) {
 	peer := llamaPeer(t)
 	root := os.Getenv("GOGML_PEER_ROOT")
-	libs := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
 	bin := filepath.Join(root, "usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-llama-archs")
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("SKIP: %v: test-llama-archs comparison not run", err)
@@ -400,7 +399,9 @@ func TestLlamaArchsFiles(t *testing.T) {
 	for _, f := range archsPeerFiles {
 		archs = append(archs, strings.TrimSuffix(f, "-dense"))
 	}
-	cmd := exec.Command(filepath.Join(libs, "ld-linux-x86-64.so.2"), "--library-path", libs+":"+filepath.Join(libs, "llama"),
+	// Through the peer script's run: its preload lets ggml find the
+	// sysroot's CPU backend.
+	cmd := exec.Command("bash", "../../scripts/ggml-peer.sh", "run",
 		bin, "-a", "^("+strings.Join(archs, "|")+")$", "-o", dir, "-s", "1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("test-llama-archs -o: %v\n%s", err, out)
