@@ -82,6 +82,20 @@ func Repacked(t *runtime.Tensor) bool {
 // Repacked(t) once it is placed there): t's layout, not its place.
 func Repackable(t *runtime.Tensor) bool { return repackUnit(t) > 0 }
 
+// Belongs reports whether t is a weight matrix a loader should place in a
+// RepackBuffer: one it stores repacked (Repackable), or a q8_0 matrix of
+// at least four rows, which it keeps in ggml's layout but in its
+// huge-page memory, where the decode dots read it steadier than from a
+// file mapping's 4 KiB pages (llama.cpp's CPU backend moves its q8_0
+// weights into its repacking buffer too). See RATIONALE.md, "q8_0
+// weights in the repacking buffer's memory".
+func Belongs(t *runtime.Tensor) bool {
+	if Repackable(t) {
+		return true
+	}
+	return t.Type == runtime.TypeQ8_0 && t.Ne[1] >= 4 && t.Ne[2] == 1 && t.Ne[3] == 1 && t.IsContiguous() && t.ViewSrc == nil
+}
+
 // repackUnit is the interleaving unit of t's rows (vec.RepackUnit), 0 when
 // t is not a matrix that is repacked.
 func repackUnit(t *runtime.Tensor) int {

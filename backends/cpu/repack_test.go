@@ -152,3 +152,27 @@ func testRepackedMulMat(t *testing.T, rbt *RepackBufferType, typ runtime.Type, k
 func putF32(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }
 
 func getF32(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
+
+// TestBelongs: the matrices a loader places in the repacking buffer are
+// the repacked types' and q8_0's (in ggml's layout), of four rows or more,
+// 2-D and contiguous; nothing else.
+func TestBelongs(t *testing.T) {
+	ctx := runtime.NewContext()
+	q8 := ctx.NewTensor(runtime.TypeQ8_0, 256, 8)
+	for _, tc := range []struct {
+		name string
+		t    *runtime.Tensor
+		want bool
+	}{
+		{"q8_0 matrix", q8, true},
+		{"q8_0 three rows", ctx.NewTensor(runtime.TypeQ8_0, 256, 3), false},
+		{"q8_0 3-D", ctx.NewTensor(runtime.TypeQ8_0, 256, 8, 2), false},
+		{"q8_0 view", ctx.View2D(q8, 256, 4, q8.Nb[1], 0), false},
+		{"f16 matrix", ctx.NewTensor(runtime.TypeF16, 256, 8), false},
+		{"q4_K matrix", ctx.NewTensor(runtime.TypeQ4_K, 256, 8), Repackable(ctx.NewTensor(runtime.TypeQ4_K, 256, 8))},
+	} {
+		if got := Belongs(tc.t); got != tc.want {
+			t.Errorf("%s: Belongs = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -390,10 +390,10 @@ type LoadOptions struct {
 	// the mapping is used in place) with the bytes done and in all.
 	Progress func(done, total uint64)
 	// NoRepack keeps every weight in the file's mapping on the CPU. By
-	// default the q4_0 and q4_K matrices that only MUL_MAT reads are
-	// copied into the CPU's repacking buffer type
-	// (cpu.RepackBufferType), where the decode dots read them faster,
-	// as llama.cpp repacks its CPU weights (its --no-repack).
+	// default the q4_0, q4_K and q8_0 matrices that only MUL_MAT reads
+	// are copied into the CPU's repacking buffer type
+	// (cpu.RepackBufferType, cpu.Belongs), where the decode dots read them
+	// faster, as llama.cpp repacks its CPU weights (its --no-repack).
 	NoRepack bool
 }
 
@@ -479,7 +479,7 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 				var rep []int // the tensors left for the repacking buffer
 				for i, t := range ctx.Tensors() {
 					m.stats.WeightsBytes += t.NBytes()
-					if repack && t != m.tokEmb && cpu.Repackable(t) {
+					if repack && t != m.tokEmb && cpu.Belongs(t) {
 						rep = append(rep, i)
 						continue
 					}
