@@ -38,8 +38,7 @@ func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPoo
 // swigluKernel handles SWIGLU on f32 rows, split (the gate a second
 // tensor) or fused (the two halves of one row, swapped or not): silu(x)·g
 // in one pass over the rows (vec.SwiGLU: AVX-512 where the CPU has it,
-// results bit for bit those of the SILU op's kernel and a multiply;
-// vec.SwiGLUNT where a worker writes a megabyte or more),
+// results bit for bit those of the SILU op's kernel and a multiply),
 // where the reference calls a scalar function per element (ggml's CPU
 // runs ggml_vec_swiglu_f32 here, one pass too). Other GLU functions and
 // types take the reference kernel.
@@ -60,12 +59,6 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 		}
 		// vec.SwiGLU reads x[i] and g[i] before it writes dst[i]: the
 		// planner may place the result over the gate or x (in place).
-		// A worker's rows of a megabyte and more take non-temporal
-		// stores (the same bits).
-		swiglu := vec.SwiGLU
-		if uint64(r1-r0)*uint64(nc)*4 >= vec.NTMinBytes {
-			swiglu = vec.SwiGLUNT
-		}
 		for r := r0; r < r1; r++ {
 			i1, i2, i3 := rowCoords(t.Ne, r)
 			var xs, gs []float32
@@ -79,7 +72,7 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 					xs, gs = gs, xs
 				}
 			}
-			swiglu(floats(dm, off3(t.Nb, i1, i2, i3), nc), xs, gs)
+			vec.SwiGLU(floats(dm, off3(t.Nb, i1, i2, i3), nc), xs, gs)
 		}
 		return nil
 	}

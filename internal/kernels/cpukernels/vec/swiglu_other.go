@@ -3,5 +3,3 @@
 package vec
 
 func swiglu(dst, x, g []float32) { swigluChunks(dst, x, g) }
-
-func swigluNT(dst, x, g []float32) { swigluChunks(dst, x, g) }

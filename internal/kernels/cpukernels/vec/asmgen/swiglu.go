@@ -28,8 +28,7 @@ var expBits = []struct {
 // chain after another filled the scheduler with operations that wait.
 const swigluVecs = 4
 
-// genSwiglu writes swiglu_amd64.s: SWIGLU's fused row kernel at AVX-512, with
-// ordinary stores (swigluAVX512) and non-temporal ones (swigluNTAVX512).
+// genSwiglu writes swiglu_amd64.s: SWIGLU's fused row kernel at AVX-512.
 // It computes exp(-x) with EXPV's roundings but fewer operations:
 //
 //   - EXPV clamps -x to [-104, 89]; here |x| is clamped to 104 with x's
@@ -48,13 +47,6 @@ const swigluVecs = 4
 // before the next; x is read again for the division (registers).
 // TestSwiGLU and TestSwiGLUSweep check the bits against SiLU then Mul.
 func genSwiglu(c *build.Context) {
-	tab := swigluConsts(c)
-	swigluFn(c, tab, "swigluAVX512", false)
-	swigluFn(c, tab, "swigluNTAVX512", true)
-}
-
-// swigluConsts writes swigluconsts, the kernels' constants.
-func swigluConsts(c *build.Context) operand.Mem {
 	tab := c.StaticGlobal("swigluconsts")
 	c.DataAttributes(attr.RODATA | attr.NOPTR)
 	// Z20..Z28 hold the first nine (bound: the clamp of |x|); c5, c3 and
@@ -65,20 +57,11 @@ func swigluConsts(c *build.Context) operand.Mem {
 	for i, b := range consts {
 		c.AddDatum(4*i, operand.U32(b))
 	}
-	return tab
-}
-
-// swigluFn writes one SWIGLU kernel: with nt, its stores are
-// non-temporal and it ends with SFENCE.
-func swigluFn(c *build.Context, tab operand.Mem, name string, nt bool) {
 	const step = 16 * swigluVecs
-	fn(c, name, "func(dst, x, gate *float32, n int)",
+	fn(c, "swigluAVX512", "func(dst, x, gate *float32, n int)",
 		fmt.Sprintf("dst[i] = x[i] / (1 + exp(-x[i])) * gate[i] for n a multiple of %d: one pass over the", step),
 		fmt.Sprintf("three rows, %d elements a step, exp(-x) with the roundings of vec_amd64.s's EXPV", step),
 		"(see genSwiglu), so results are bit for bit those of siluAVX2 then mulAVX2.")
-	if nt {
-		c.Comment("NT: the stores are non-temporal (dst 64-byte aligned), then SFENCE: for results too large to stay in cache.")
-	}
 	c.Load(c.Param("dst"), reg.RDI)
 	c.Load(c.Param("x"), reg.RSI)
 	c.Load(c.Param("gate"), reg.RDX)
@@ -123,13 +106,14 @@ func swigluFn(c *build.Context, tab operand.Mem, name string, nt bool) {
 	each(func(i int, v vregs) { c.VMOVUPS(at(reg.RSI, 64*i), v.Q) })
 	each(func(i int, v vregs) { c.VDIVPS(v.T, v.Q, v.Q) })
 	each(func(i int, v vregs) { c.VMULPS(at(reg.RDX, 64*i), v.Q, v.Q) })
-	each(func(i int, v vregs) { store(c, nt, v.Q, at(reg.RDI, 64*i)) })
+	each(func(i int, v vregs) { c.VMOVUPS(v.Q, at(reg.RDI, 64*i)) })
 	c.ADDQ(operand.I32(4*step), reg.RSI)
 	c.ADDQ(operand.I32(4*step), reg.RDX)
 	c.ADDQ(operand.I32(4*step), reg.RDI)
 	c.DECQ(reg.RCX)
 	c.JNZ(operand.LabelRef("swigluloop"))
-	end(c, nt)
+	c.VZEROUPPER()
+	c.RET()
 }
 
 // expBit returns the bits of expBits' constant called name.
