@@ -153,12 +153,19 @@ func (c *conn) serve() error {
 		if cmd == rpcwire.CmdHello {
 			return fmt.Errorf("HELLO after the handshake: %w", ErrMalformed)
 		}
-		if cmd >= rpcwire.CmdCount || cmd == rpcwire.CmdNone {
+		ext := cmd == rpcwire.CmdGogmlSupportsOp && c.s.opts.SupportsOpQuery
+		if !ext && (cmd >= rpcwire.CmdCount || cmd == rpcwire.CmdNone) {
 			return fmt.Errorf("unknown command %d: %w", cb[0], ErrMalformed)
 		}
 		size, err := c.header()
 		if err != nil {
 			return err
+		}
+		if ext {
+			if err := c.supportsOpQuery(size); err != nil {
+				return fmt.Errorf("%s: %w", cmd, err)
+			}
+			continue
 		}
 		if err := c.dispatch(cmd, size); err != nil {
 			return fmt.Errorf("%s: %w", cmd, err)
@@ -173,11 +180,8 @@ func (c *conn) dispatch(cmd rpcwire.Cmd, size uint64) error {
 	case rpcwire.CmdSetTensor2D:
 		return c.setTensor2D(size)
 	case rpcwire.CmdGraphCompute:
-		if size < rpcwire.GraphComputeHeaderSize || size > c.s.opts.MaxGraphBytes {
-			return fmt.Errorf("graph of %d bytes (limit %d): %w", size, c.s.opts.MaxGraphBytes, ErrMalformed)
-		}
-		p := make([]byte, size)
-		if err := c.readFull(p); err != nil {
+		p, err := c.graphPayload(size)
+		if err != nil {
 			return err
 		}
 		return c.graphCompute(p)
@@ -259,6 +263,19 @@ func (c *conn) dispatch(cmd rpcwire.Cmd, size uint64) error {
 		return err
 	}
 	return fmt.Errorf("command %d: %w", cmd, ErrMalformed)
+}
+
+// graphPayload reads a GRAPH_COMPUTE-shaped payload of size bytes, capped
+// by Options.MaxGraphBytes before it is allocated.
+func (c *conn) graphPayload(size uint64) ([]byte, error) {
+	if size < rpcwire.GraphComputeHeaderSize || size > c.s.opts.MaxGraphBytes {
+		return nil, fmt.Errorf("graph of %d bytes (limit %d): %w", size, c.s.opts.MaxGraphBytes, ErrMalformed)
+	}
+	p := make([]byte, size)
+	if err := c.readFull(p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func (c *conn) buffer(h uint64) (*rbuf, error) {

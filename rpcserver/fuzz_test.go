@@ -9,7 +9,8 @@ import (
 )
 
 // FuzzServeConn feeds arbitrary command streams after a HELLO to a server
-// (buffers capped at 1 MiB per connection): the connection must end
+// (buffers capped at 1 MiB per connection; gogml's op-support query
+// enabled): the connection must end
 // without a panic, and the server must keep serving.
 func FuzzServeConn(f *testing.F) {
 	hello := append([]byte{byte(rpcwire.CmdHello)}, u64(rpcwire.HelloReqSize)...)
@@ -26,7 +27,8 @@ func FuzzServeConn(f *testing.F) {
 	f.Add(append(bytesOf(alloc), msg(rpcwire.CmdGraphCompute, graph(0, 1, []*rpcwire.Tensor{&y}, &x, &y))...))
 	f.Add(append(bytesOf(alloc), msg(rpcwire.CmdGetTensor, append(append(tensorBytes(&x), u64(0)...), u64(16)...))...))
 	f.Add(msg(rpcwire.CmdDeviceCount, nil))
-	s, err := New(Options{Backends: []runtime.Backend{newCPU(f)}, MaxConnBytes: 1 << 20})
+	f.Add(msg(rpcwire.CmdGogmlSupportsOp, graph(0, 0, []*rpcwire.Tensor{&y}, &x, &y)))
+	s, err := New(Options{Backends: []runtime.Backend{newCPU(f)}, MaxConnBytes: 1 << 20, SupportsOpQuery: true})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -59,6 +59,18 @@ type graphBuilder struct {
 	onWay map[uint64]bool
 }
 
+// newGraphBuilder indexes g's tensors by id (the first of duplicates).
+func newGraphBuilder(c *conn, g *rpcwire.Graph) *graphBuilder {
+	b := &graphBuilder{c: c, byID: make(map[uint64]*rpcwire.Tensor, len(g.Tensors)),
+		done: make(map[uint64]*wtensor, len(g.Tensors)), onWay: map[uint64]bool{}}
+	for i := range g.Tensors {
+		if _, dup := b.byID[g.Tensors[i].ID]; !dup {
+			b.byID[g.Tensors[i].ID] = &g.Tensors[i]
+		}
+	}
+	return b
+}
+
 // tensor returns the linked tensor of id, decoding it and its sources and
 // view source first.
 func (b *graphBuilder) tensor(id uint64, depth int) (*wtensor, error) {
@@ -131,13 +143,22 @@ func linkView(wt, vs *wtensor) error {
 	return nil
 }
 
-// graphCompute deserializes, checks and runs a GRAPH_COMPUTE payload.
-func (c *conn) graphCompute(p []byte) error {
+// decodeGraph decodes a GRAPH_COMPUTE-shaped payload and finds its device.
+func (c *conn) decodeGraph(p []byte) (*rpcwire.Graph, *device, error) {
 	g, err := rpcwire.DecodeGraph(p)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	d, err := c.device(g.Device)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, d, nil
+}
+
+// graphCompute deserializes, checks and runs a GRAPH_COMPUTE payload.
+func (c *conn) graphCompute(p []byte) error {
+	g, d, err := c.decodeGraph(p)
 	if err != nil {
 		return err
 	}
@@ -147,13 +168,7 @@ func (c *conn) graphCompute(p []byte) error {
 	if g.UID != 0 && len(stored) >= rpcwire.GraphCacheMax {
 		clear(stored)
 	}
-	b := &graphBuilder{c: c, byID: make(map[uint64]*rpcwire.Tensor, len(g.Tensors)),
-		done: make(map[uint64]*wtensor, len(g.Tensors)), onWay: map[uint64]bool{}}
-	for i := range g.Tensors {
-		if _, dup := b.byID[g.Tensors[i].ID]; !dup {
-			b.byID[g.Tensors[i].ID] = &g.Tensors[i]
-		}
-	}
+	b := newGraphBuilder(c, g)
 	sg := &storedGraph{dev: d}
 	var nodes []*runtime.Tensor
 	inGraph := map[*runtime.Tensor]bool{}
@@ -255,13 +270,25 @@ func (c *conn) checkSources(d *device, wt *wtensor) string {
 		if s.Buffer == nil {
 			return fmt.Sprintf("node %q: source %d %q has no memory", t.Name, i, s.Name)
 		}
+		if !d.backend.SupportsBufferType(s.Buffer.Type()) {
+			return fmt.Sprintf("node %q: source %d in %s memory", t.Name, i, s.Buffer.Type().Name())
+		}
+	}
+	return whyNotOp(d, t)
+}
+
+// whyNotOp reports why the device cannot compute node t wherever its
+// memory is: an empty source, or an op, type or mode the backend lacks.
+// "" if none.
+func whyNotOp(d *device, t *runtime.Tensor) string {
+	for i, s := range t.Src {
+		if s == nil {
+			continue
+		}
 		for _, n := range s.Ne {
 			if n == 0 {
 				return fmt.Sprintf("node %q: source %d %q has no elements", t.Name, i, s.Name)
 			}
-		}
-		if !d.backend.SupportsBufferType(s.Buffer.Type()) {
-			return fmt.Sprintf("node %q: source %d in %s memory", t.Name, i, s.Buffer.Type().Name())
 		}
 	}
 	if !d.supportsOp(t) {
@@ -274,6 +301,55 @@ func (c *conn) checkSources(d *device, wt *wtensor) string {
 		return fmt.Sprintf("unsupported op %s (node %q, %s %v from %s)", opDesc(t), t.Name, t.Type, t.Ne, strings.Join(srcs, ","))
 	}
 	return ""
+}
+
+// supportsOpQuery answers gogml's extension rpcwire.CmdGogmlSupportsOp: 1
+// if the device would compute the request's one node, by the checks
+// GRAPH_COMPUTE makes before it runs a node (its memory aside: the
+// tensors have none yet), 0 if not. A payload that breaks the graph
+// layout closes the connection; a tensor gogml cannot decode is answered
+// 0, with the reason logged.
+func (c *conn) supportsOpQuery(size uint64) error {
+	p, err := c.graphPayload(size)
+	if err != nil {
+		return err
+	}
+	g, d, err := c.decodeGraph(p)
+	if err != nil {
+		return err
+	}
+	if len(g.Nodes) != 1 {
+		return fmt.Errorf("%d nodes, want the one op asked about: %w", len(g.Nodes), ErrMalformed)
+	}
+	why := ""
+	if wt, err := newGraphBuilder(c, g).tensor(g.Nodes[0], 0); err != nil {
+		why = err.Error()
+	} else {
+		why = wouldNotRun(d, wt)
+	}
+	if why != "" {
+		c.debugf("[supports_op] device %d: %s", d.index, why)
+		return c.reply([]byte{0})
+	}
+	return c.reply([]byte{1})
+}
+
+// wouldNotRun reports why GRAPH_COMPUTE would not compute node wt on
+// device d, memory aside ("" if it would, or if the node needs no
+// computing: a view, a leaf, an empty result).
+func wouldNotRun(d *device, wt *wtensor) string {
+	t := wt.t
+	if wt.empty || t.Op == runtime.OpNone || t.Op.IsViewOp() || writesNothing(t) {
+		return ""
+	}
+	if err := checkNode(t); err != nil {
+		return err.Error()
+	}
+	dropEmptyConcat(t)
+	if emptySum(t) {
+		return ""
+	}
+	return whyNotOp(d, t)
 }
 
 // opDesc names a node's op as ggml's test-backend-ops does: the unary or

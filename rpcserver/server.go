@@ -57,6 +57,11 @@ type Options struct {
 	Log io.Writer
 	// Debug also logs every command (as GGML_RPC_DEBUG does in ggml).
 	Debug bool
+	// SupportsOpQuery answers gogml's protocol extension
+	// rpcwire.CmdGogmlSupportsOp (does a device run this op?), which ggml's
+	// clients never send; off, the command closes the connection as any
+	// unknown command does.
+	SupportsOpQuery bool
 }
 
 // device is one served backend.

@@ -351,3 +351,46 @@ func TestConcatWithEmptySource(t *testing.T) {
 		t.Fatalf("concat with an empty source gave %v, want 1..8", got)
 	}
 }
+
+// TestSupportsOpQuery: gogml's extension answers, for tensors without
+// memory, whether the device would compute the op, and is refused (the
+// connection closed) unless enabled.
+func TestSupportsOpQuery(t *testing.T) {
+	unplaced := func(w rpcwire.Tensor) rpcwire.Tensor {
+		w.Buffer, w.Data = 0, 0
+		return w
+	}
+	_, addr := startServer(t, Options{SupportsOpQuery: true})
+	c := connect(t, addr)
+	b := c.alloc(0, 4096)
+	x := unplaced(f32(b, 0, 4))
+	scale := unplaced(opTensor(b, 64, runtime.OpScale, []*rpcwire.Tensor{&x}, 4))
+	custom := unplaced(opTensor(b, 128, runtime.OpCustom, []*rpcwire.Tensor{&x}, 4))
+	for _, tt := range []struct {
+		name string
+		node *rpcwire.Tensor
+		want byte
+	}{{"leaf", &x, 1}, {"scale", &scale, 1}, {"custom", &custom, 0}} {
+		r := c.call(rpcwire.CmdGogmlSupportsOp, graph(0, 0, []*rpcwire.Tensor{tt.node}, &x, tt.node), 1)
+		if r[0] != tt.want {
+			t.Errorf("%s: answer %d, want %d", tt.name, r[0], tt.want)
+		}
+	}
+	// A source missing from the message is answered "no", not fatal.
+	lone := unplaced(opTensor(b, 64, runtime.OpScale, []*rpcwire.Tensor{&x}, 4))
+	if r := c.call(rpcwire.CmdGogmlSupportsOp, graph(0, 0, []*rpcwire.Tensor{&lone}, &lone), 1); r[0] != 0 {
+		t.Errorf("op without its source: answer %d, want 0", r[0])
+	}
+	// Two nodes break the request's layout: the connection closes.
+	c.send(rpcwire.CmdGogmlSupportsOp, graph(0, 0, []*rpcwire.Tensor{&scale, &x}, &x, &scale))
+	if !c.closed() {
+		t.Error("two-node query accepted")
+	}
+
+	_, plain := startServer(t, Options{})
+	c = connect(t, plain)
+	c.send(rpcwire.CmdGogmlSupportsOp, graph(0, 0, []*rpcwire.Tensor{&scale}, &x, &scale))
+	if !c.closed() {
+		t.Error("query answered without Options.SupportsOpQuery")
+	}
+}

@@ -205,7 +205,8 @@ preload() {
 		# Link against the sysroot's libggml-base with the system linker;
 		# at run time the sysroot's loader resolves it. Only the headers
 		# and the .so symlinks come from the sysroot (no libc of theirs
-		# at link time: the library uses nothing but ggml, getenv, strtol and get_nprocs).
+		# at link time: the library uses nothing but ggml and a few libc calls:
+		# getenv, strtol, get_nprocs, dlsym and BSD sockets).
 		gcc -shared -fPIC -O2 -Wall -Wextra -Werror \
 			-I"$SYSROOT/usr/include" \
 			-o "$out.$$" "$PRELOAD_SRC" \

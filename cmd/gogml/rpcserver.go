@@ -29,6 +29,7 @@ type rpcServerOptions struct {
 	debug       bool
 	memLimit    uint64
 	cpuProf     string
+	supportsOp  bool
 }
 
 func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, error) {
@@ -47,6 +48,7 @@ func parseRPCServerFlags(args []string, stderr io.Writer) (*rpcServerOptions, er
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow binding to a non-loopback address")
 	memLimit := fs.String("mem-limit", "", "most bytes of buffers one connection may hold (k, m, g suffixes; empty: no limit)")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile of the server's whole run to this file (go tool pprof; written when the server stops on SIGINT/SIGTERM)")
+	fs.BoolVar(&o.supportsOp, "supports-op-query", false, "answer gogml's protocol extension asking whether a device runs an op (ggml's clients never send it; scripts/ggml-peer's preload does, for test-backend-ops)")
 	fs.BoolVar(&o.debug, "debug", os.Getenv("GGML_RPC_DEBUG") != "", "log every command (default on when GGML_RPC_DEBUG is set)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -115,7 +117,7 @@ func runRPCServer(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeAll()
-	srv, err := rpcserver.New(rpcserver.Options{Backends: backends, CacheDir: o.cacheDir, MaxConnBytes: o.memLimit, Log: stderr, Debug: o.debug})
+	srv, err := rpcserver.New(rpcserver.Options{Backends: backends, CacheDir: o.cacheDir, MaxConnBytes: o.memLimit, Log: stderr, Debug: o.debug, SupportsOpQuery: o.supportsOp})
 	if err != nil {
 		return err
 	}

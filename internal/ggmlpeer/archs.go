@@ -111,7 +111,7 @@ func (r *LlamaArchsRun) Device(desc string) []ArchRow {
 // config. The name is anchored: -a takes a regular expression, and a bare
 // "qwen3" would also run qwen3moe, qwen3vl, ...
 func (p *Peer) LlamaArchs(ctx context.Context, endpoint, arch string, seed int) (*LlamaArchsRun, error) {
-	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, "test-llama-archs", "-a", "^"+regexp.QuoteMeta(arch)+"$", "-s", fmt.Sprint(seed))
+	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, nil, "test-llama-archs", "-a", "^"+regexp.QuoteMeta(arch)+"$", "-s", fmt.Sprint(seed))
 	run := &LlamaArchsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}
 	if err != nil {
 		return run, err

@@ -39,7 +39,14 @@ func (r *OpResult) Total() int {
 
 // Clean reports whether every case ran and passed.
 func (r *OpResult) Clean() bool {
-	return r.Failed == 0 && r.NotSupported == 0 && r.Unfinished == "" && r.Passed > 0
+	return r.Passes() && r.NotSupported == 0
+}
+
+// Passes reports whether every case the backend runs passed: none failed,
+// the run finished, and at least one ran (cases it declines, reported "not
+// supported", aside).
+func (r *OpResult) Passes() bool {
+	return r.Failed == 0 && r.Unfinished == "" && r.Passed > 0
 }
 
 // Report is test-backend-ops' outcome for one device.
@@ -228,14 +235,20 @@ type BackendOpsRun struct {
 }
 
 // BackendOps runs "test-backend-ops test -b device -o ops" with the
-// preload registering the RPC server at endpoint, and parses its output.
-// extra is appended to the arguments (e.g. "-p", regex). The returned
-// error is for a run that could not start or judged nothing; a run with
-// failing cases returns them in the report with a nil error and a non-nil
-// run.Err.
-func (p *Peer) BackendOps(ctx context.Context, endpoint, device, ops string, extra ...string) (*BackendOpsRun, error) {
+// preload registering the RPC server srv, and parses its output. Where srv
+// answers gogml's op-support query (a gogml server), test-backend-ops asks
+// it before each case, so the cases gogml declines are "not supported"
+// rather than failed. extra is appended to the arguments (e.g. "-p",
+// regex). The returned error is for a run that could not start or judged
+// nothing; a run with failing cases returns them in the report with a nil
+// error and a non-nil run.Err.
+func (p *Peer) BackendOps(ctx context.Context, srv *Server, device, ops string, extra ...string) (*BackendOpsRun, error) {
 	args := append([]string{"test", "-b", device, "-o", ops}, extra...)
-	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, "test-backend-ops", args...)
+	var env []string
+	if srv.SupportsOpQuery {
+		env = append(env, "GGML_PEER_SUPPORTS_OP=1")
+	}
+	stdout, stderr, exitErr, err := p.runCaptured(ctx, srv.Endpoint, env, "test-backend-ops", args...)
 	run := &BackendOpsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}
 	if err != nil {
 		return run, err
@@ -250,11 +263,12 @@ func (p *Peer) BackendOps(ctx context.Context, endpoint, device, ops string, ext
 // runCaptured runs a sysroot program (see Command) and returns its output
 // and exit error; err is non-nil only when it could not run at all (not
 // for a non-zero exit or a context deadline).
-func (p *Peer) runCaptured(ctx context.Context, endpoint, name string, args ...string) (stdout, stderr []byte, exitErr, err error) {
+func (p *Peer) runCaptured(ctx context.Context, endpoint string, env []string, name string, args ...string) (stdout, stderr []byte, exitErr, err error) {
 	cmd, err := p.Command(ctx, endpoint, name, args...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	exitErr = cmd.Run()

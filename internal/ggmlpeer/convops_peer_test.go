@@ -97,7 +97,7 @@ func TestRPCServerCPUGenericConvOps(t *testing.T) {
 	defer srv.Close()
 	for op := range ops {
 		t.Run(op, func(t *testing.T) {
-			run, err := p.BackendOps(ctx, srv.Endpoint, "RPC0", op, "--test-file", file)
+			run, err := p.BackendOps(ctx, srv, "RPC0", op, "--test-file", file)
 			if err != nil {
 				t.Fatalf("%v\nserver log:\n%s", err, tail([]byte(srv.Log()), 2000))
 			}

@@ -55,7 +55,7 @@ func TestRPCServerCPUKQuantPrompts(t *testing.T) {
 		{"generic", []string{"--test-file", file}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run, err := p.BackendOps(ctx, srv.Endpoint, "RPC0", "MUL_MAT", c.extra...)
+			run, err := p.BackendOps(ctx, srv, "RPC0", "MUL_MAT", c.extra...)
 			if err != nil {
 				t.Fatalf("%v\nserver log:\n%s", err, tail([]byte(srv.Log()), 2000))
 			}

@@ -137,9 +137,13 @@ func (p *Peer) Command(ctx context.Context, rpc, name string, args ...string) (*
 type Server struct {
 	// Endpoint is the HOST:PORT the server printed.
 	Endpoint string
-	cmd      *exec.Cmd
-	log      *lockedBuffer
-	done     chan error
+	// SupportsOpQuery says the server answers gogml's op-support query
+	// (rpcwire.CmdGogmlSupportsOp): programs run against it with BackendOps
+	// ask it through the preload (GGML_PEER_SUPPORTS_OP=1).
+	SupportsOpQuery bool
+	cmd             *exec.Cmd
+	log             *lockedBuffer
+	done            chan error
 }
 
 // lockedBuffer collects a process's output safely across goroutines.

@@ -84,7 +84,7 @@ func assertOps(t *testing.T, p *Peer, srv *Server, ops []string) {
 		t.Run(op, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			run, err := p.BackendOps(ctx, srv.Endpoint, "RPC0", op)
+			run, err := p.BackendOps(ctx, srv, "RPC0", op)
 			if err != nil {
 				t.Fatalf("%v\nserver log:\n%s", err, tail([]byte(srv.Log()), 2000))
 			}

@@ -83,10 +83,24 @@ var cmdNames = [CmdCount]string{
 	"SET_TENSOR_2D", "GET_TENSOR_2D", "COMM_INIT", "COMM_ALLREDUCE", "COMM_FREE", "NONE",
 }
 
+// CmdGogmlSupportsOp is gogml's extension of the protocol, outside ggml's
+// command numbers: "can device D run this op?", which protocol 8.0.0 cannot
+// ask (ggml's RPC client claims every op). Its request is a GRAPH_COMPUTE
+// payload whose one node is the op, with its sources and view sources and
+// no buffers; the answer is one byte, 1 (supported) or 0. A gogml server
+// answers it only when enabled (rpcserver.Options.SupportsOpQuery); ggml's
+// own server closes the connection on it. scripts/ggml-peer/preload.c asks
+// it for test-backend-ops, so that cases gogml declines read "not
+// supported", as they do for ggml's local backends.
+const CmdGogmlSupportsOp Cmd = 0xF0
+
 // String returns the protocol's name of the command.
 func (c Cmd) String() string {
 	if c < CmdCount {
 		return cmdNames[c]
+	}
+	if c == CmdGogmlSupportsOp {
+		return "GOGML_SUPPORTS_OP"
 	}
 	return fmt.Sprintf("cmd(%d)", uint8(c))
 }

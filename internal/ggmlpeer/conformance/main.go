@@ -344,7 +344,7 @@ func runOp(ctx context.Context, peer *ggmlpeer.Peer, srv *ggmlpeer.Server, limit
 	if filter != "" {
 		extra = []string{"-p", filter}
 	}
-	run, err := peer.BackendOps(octx, srv.Endpoint, "RPC0", op, extra...)
+	run, err := peer.BackendOps(octx, srv, "RPC0", op, extra...)
 	timedOut := octx.Err() != nil
 	cancel()
 	if run != nil && logDir != "" {
@@ -539,7 +539,7 @@ func cell(r *ggmlpeer.OpResult, ok bool) string {
 	if r.Unfinished != "" {
 		s += " †"
 	}
-	if r.Clean() {
+	if r.Passes() {
 		s = "**" + s + "**"
 	}
 	return s
@@ -589,23 +589,27 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 		}
 	}
 	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n\n", o.timeout)
-	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every judged case passed. † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
-	fmt.Fprintf(&b, "Protocol 8.0.0 has no op-support query (ggml's RPC client claims every op), so a case whose op, type or mode gogml lacks is not reported as \"not supported\": gogml rpc-server logs it (`unsupported op …`) and fills the node's output with NaN, and test-backend-ops counts it as **failed**. The \"not supported\" column therefore stays 0, and \"failed\" means lacked *or* wrong.\n\n")
+	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every case gogml runs passed (none failed, the run finished). † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
+	fmt.Fprintf(&b, "Protocol 8.0.0 has no op-support query (ggml's RPC client claims every op). The preload asks the server instead, through gogml's protocol extension GOGML_SUPPORTS_OP (`gogml rpc-server -supports-op-query`, scripts/ggml-peer/preload.c): before each case test-backend-ops calls ggml_backend_supports_op on every tensor of the case, and the server answers with the checks GRAPH_COMPUTE makes before it runs a node (the backend's SupportsOp, sources with elements). A case gogml declines is therefore \"not supported\", as for ggml's local backends, and \"failed\" means computed wrong (or, should a declined node still reach GRAPH_COMPUTE, filled with NaN by the server).\n\n")
 	for _, c := range cols {
-		clean, passed, failed, total := 0, 0, 0, 0
+		passes, clean, passed, failed, declined, total := 0, 0, 0, 0, 0, 0
 		for _, op := range ops {
 			r := c.results[op]
 			if r == nil {
 				continue
+			}
+			if r.Passes() {
+				passes++
 			}
 			if r.Clean() {
 				clean++
 			}
 			passed += r.Passed
 			failed += r.Failed
+			declined += r.NotSupported
 			total += r.Passed + r.Failed + r.NotSupported
 		}
-		fmt.Fprintf(&b, "- %s: %d of %d ops pass every case; of %d judged cases, %d passed and %d failed\n", c.backend, clean, len(ops), total, passed, failed)
+		fmt.Fprintf(&b, "- %s: %d of %d ops pass every case gogml runs (%d of them every case: none declined); of %d cases, %d passed, %d failed and %d were declined\n", c.backend, passes, len(ops), clean, total, passed, failed, declined)
 	}
 	b.WriteString("\n| op |")
 	for _, c := range cols {
