@@ -246,7 +246,9 @@ func (p *Peer) BackendOps(ctx context.Context, srv *Server, device, ops string, 
 	args := append([]string{"test", "-b", device, "-o", ops}, extra...)
 	var env []string
 	if srv.SupportsOpQuery {
-		env = append(env, "GGML_PEER_SUPPORTS_OP=1")
+		// "test": a case ggml's CPU, the reference, declines too stays
+		// the reference's (see preload.c).
+		env = append(env, "GGML_PEER_SUPPORTS_OP=test")
 	}
 	stdout, stderr, exitErr, err := p.runCaptured(ctx, srv.Endpoint, env, "test-backend-ops", args...)
 	run := &BackendOpsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}

@@ -29,8 +29,14 @@
  *                          the RPC client's answer, which is yes for every
  *                          op: test-backend-ops then reports the cases
  *                          gogml declines as "not supported", as it does
- *                          for ggml's local backends. Unset or "0": the
- *                          real ggml_backend_supports_op.
+ *                          for ggml's local backends. "test": the same,
+ *                          but an op ggml's CPU device declines too is
+ *                          answered yes, so that test-backend-ops test
+ *                          (which asks the backend under test first and
+ *                          stops at the first no) names its reference,
+ *                          the CPU, as the one that cannot run the case,
+ *                          as it did before the query existed. Unset or
+ *                          "0": the real ggml_backend_supports_op.
  *
  * Any failure prints why and exits with status 86: a program that ran
  * without the server it was asked to test would test nothing and could
@@ -299,7 +305,8 @@ bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor *
 		}
 	}
 	const char *on = getenv("GGML_PEER_SUPPORTS_OP");
-	if (on == NULL || strcmp(on, "1") != 0) {
+	bool test_mode = on != NULL && strcmp(on, "test") == 0;
+	if (on == NULL || (strcmp(on, "1") != 0 && !test_mode)) {
 		return real(backend, op);
 	}
 	/* "RPC<device>[<endpoint>]", the name ggml's RPC backend gives. */
@@ -319,5 +326,15 @@ bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor *
 	}
 	memcpy(endpoint, end + 1, len - 2);
 	endpoint[len - 2] = '\0';
-	return ask_server(endpoint, (uint32_t)dev, op);
+	if (ask_server(endpoint, (uint32_t)dev, op)) {
+		return true;
+	}
+	if (test_mode) {
+		ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+		if (cpu == NULL) {
+			fail("GGML_PEER_SUPPORTS_OP=test: no CPU device to be the reference", NULL);
+		}
+		return !ggml_backend_dev_supports_op(cpu, op);
+	}
+	return false;
 }
