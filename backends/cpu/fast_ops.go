@@ -52,9 +52,17 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 	}
 	nc := t.Ne[0]
 	swapped := g == nil && t.OpParamI32(1) != 0
+	// Split operands and result all dense: a worker's rows are one block
+	// of each, done in one call (vec.SwiGLURows), not a call per row.
+	dense := g != nil && t.IsContiguous() && a.IsContiguous() && g.IsContiguous()
 	return func(ith, nth int) error {
 		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
 		if r0 >= r1 {
+			return nil
+		}
+		if dense {
+			off, n := uint64(r0*nc)*4, (r1-r0)*nc
+			vec.SwiGLURows(floats(dm, off, n), floats(src[0], off, n), floats(src[1], off, n), int(nc))
 			return nil
 		}
 		// vec.SwiGLU reads x[i] and g[i] before it writes dst[i]: the

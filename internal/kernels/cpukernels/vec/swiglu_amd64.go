@@ -17,5 +17,8 @@ func swiglu(dst, x, g []float32) {
 			swigluAVX512(p(dst), p(x), p(g), n)
 		}
 	}
-	swigluChunks(dst[n:], x[n:], g[n:])
+	if n < len(x) {
+		// not for nothing: swigluChunks clears a kilobyte of stack.
+		swigluChunks(dst[n:], x[n:], g[n:])
+	}
 }
