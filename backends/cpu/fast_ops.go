@@ -92,9 +92,10 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 
 // swigluStreamBytes is the size of a SWIGLU (operands and result) from
 // which its rows are taken as coming from memory (vec.SwiGLURowsStream,
-// prefetching a page ahead): between 12 MB (no faster, one worker, rows
-// mostly in the L3 cache) and 24 MB (faster) on the 2-core machine of
-// RATIONALE's "SWIGLU prefetches a page ahead above 16 MiB".
+// prefetching a page ahead): between 12 MB (no faster on one worker, the
+// rows mostly in the L3 cache) and 24 MB (faster), as measured in
+// RATIONALE's "SWIGLU: a worker's rows in one call; a page-ahead
+// prefetch above 16 MiB".
 const swigluStreamBytes = 16 << 20
 
 // halves views n uint16 values at byte off of b (off+2n ≤ len(b) and
