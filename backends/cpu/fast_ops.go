@@ -54,7 +54,8 @@ func swigluKernel(t *runtime.Tensor, dm []byte, src [][]byte) func(ith, nth int)
 	swapped := g == nil && t.OpParamI32(1) != 0
 	// Split operands and result all dense: a worker's rows are one block
 	// of each, done in one call (vec.SwiGLURows), not a call per row.
-	dense := g != nil && t.IsContiguous() && a.IsContiguous() && g.IsContiguous()
+	dense := g != nil && runtime.SameShape(t, a) && runtime.SameShape(t, g) &&
+		t.IsContiguous() && a.IsContiguous() && g.IsContiguous()
 	rows := vec.SwiGLURows
 	if 3*t.NBytes() >= swigluStreamBytes {
 		rows = vec.SwiGLURowsStream
