@@ -159,7 +159,8 @@ func TestFastOpsMatchReference(t *testing.T) {
 
 // TestSwigluFastMatchesReference checks the SWIGLU fast path (vector SiLU
 // and multiply) against the reference kernel's scalar x/(1+exp(-x))·g:
-// split, fused, swapped and in place over the gate, on 3 workers. The
+// split (rows of 133, and of 128, which take one call a worker), fused,
+// swapped and in place over the gate, on 3 workers. The
 // vector exp is not the scalar one bit for bit, so the bound is relative.
 func TestSwigluFastMatchesReference(t *testing.T) {
 	cases := []struct {
@@ -168,6 +169,9 @@ func TestSwigluFastMatchesReference(t *testing.T) {
 	}{
 		{"split", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.GluSplit(ctx.NewTensor2D(runtime.TypeF32, 133, 7), ctx.NewTensor2D(runtime.TypeF32, 133, 7), runtime.GluSwiglu)
+		}},
+		{"split rows of 128", func(ctx *runtime.Context) *runtime.Tensor { // a worker's rows in one call
+			return ctx.GluSplit(ctx.NewTensor3D(runtime.TypeF32, 128, 5, 2), ctx.NewTensor3D(runtime.TypeF32, 128, 5, 2), runtime.GluSwiglu)
 		}},
 		{"fused", func(ctx *runtime.Context) *runtime.Tensor {
 			return ctx.Glu(ctx.NewTensor2D(runtime.TypeF32, 2*67, 9), runtime.GluSwiglu, false)

@@ -2,4 +2,4 @@
 
 package vec
 
-func swiglu(dst, x, g []float32) { swigluChunks(dst, x, g) }
+func swiglu(dst, x, g []float32, _ bool) { swigluChunks(dst, x, g) }

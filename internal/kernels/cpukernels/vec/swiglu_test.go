@@ -39,7 +39,50 @@ func TestSwiGLU(t *testing.T) {
 	}
 }
 
-// TestSwiGLUSweep checks SwiGLU against SiLU then Mul, bit for bit, on
+// TestSwiGLURows checks SwiGLURows against SwiGLU row by row, bit for bit
+// (one call for the rows or one per row must not change them), in place
+// too, leaving a partial last row and what follows untouched.
+func TestSwiGLURows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range []struct{ n, rows int }{
+		{1, 5}, {7, 3}, {8, 3}, {12, 4}, {24, 3}, {63, 2}, {64, 3}, {100, 3}, {200, 9}, {4096, 2},
+	} {
+		m := tc.n * tc.rows
+		x, g := make([]float32, m+tc.n-1), make([]float32, m+tc.n-1) // a partial row
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 30)
+			g[i] = float32(r.NormFloat64())
+		}
+		want := make([]float32, m)
+		for i := 0; i < m; i += tc.n {
+			SwiGLU(want[i:i+tc.n], x[i:i+tc.n], g[i:i+tc.n])
+		}
+		for _, f := range []struct {
+			name string
+			rows func(dst, x, g []float32, n int)
+		}{{"SwiGLURows", SwiGLURows}, {"SwiGLURowsStream", SwiGLURowsStream}} {
+			got := make([]float32, len(x)+1)
+			for i := m; i < len(got); i++ {
+				got[i] = 42
+			}
+			f.rows(got, x, g, tc.n)
+			inplace := append([]float32(nil), x...)
+			f.rows(inplace, inplace, g, tc.n)
+			for i := range x {
+				w, wi := float32(42), x[i]
+				if i < m {
+					w, wi = want[i], want[i]
+				}
+				if math.Float32bits(got[i]) != math.Float32bits(w) || math.Float32bits(inplace[i]) != math.Float32bits(wi) {
+					t.Fatalf("%s n %d rows %d: [%d] = %v (in place %v), want %v (%v)", f.name, tc.n, tc.rows, i, got[i], inplace[i], w, wi)
+				}
+			}
+		}
+	}
+}
+
+// TestSwiGLUSweep checks SwiGLU and SwiGLURowsStream (one row) against
+// SiLU then Mul, bit for bit, on
 // one float32 in 4099 of every sign and exponent (NaNs, infinities,
 // subnormals, exp's overflow and underflow boundaries and its subnormal
 // results included), with gates of 1 and of -3.
@@ -57,11 +100,17 @@ func TestSwiGLUSweep(t *testing.T) {
 		want, got := make([]float32, len(x)), make([]float32, len(x))
 		SiLU(want, x)
 		Mul(want, want, g)
-		SwiGLU(got, x, g)
-		for i := range x {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("x %v (%#x), gate %v: got %v (%#x), want %v (%#x)", x[i], math.Float32bits(x[i]), gv,
-					got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		for _, stream := range []bool{false, true} {
+			if stream {
+				SwiGLURowsStream(got, x, g, len(x))
+			} else {
+				SwiGLU(got, x, g)
+			}
+			for i := range x {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("stream %v: x %v (%#x), gate %v: got %v (%#x), want %v (%#x)", stream, x[i], math.Float32bits(x[i]), gv,
+						got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
 			}
 		}
 	}

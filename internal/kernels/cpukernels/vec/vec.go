@@ -124,8 +124,44 @@ func Exp(dst, a []float32) {
 // view of either.
 func SwiGLU(dst, x, g []float32) {
 	n := min(len(dst), len(x), len(g))
-	swiglu(dst[:n], x[:n], g[:n])
+	swiglu(dst[:n], x[:n], g[:n], false)
 }
+
+// SwiGLURows is SwiGLU over rows of n elements laid end to end in x, g
+// and dst (the first min(len(dst), len(x), len(g)) elements, rounded down
+// to whole rows): each row's result is SwiGLU's on that row alone. Where
+// that cannot depend on where the calls split (n a multiple of
+// swigluRowsMerge), the rows go to the kernel as one call, without a
+// call's fixed cost per row. dst may be x or g, as for SwiGLU.
+func SwiGLURows(dst, x, g []float32, n int) { swigluRows(dst, x, g, n, false) }
+
+// SwiGLURowsStream is SwiGLURows, the same bits, for operands that come
+// from memory rather than the cache (an op larger than the last-level
+// cache): at AVX-512 its kernel also prefetches x and g a 4 KB page ahead,
+// which costs a few percent where they are in the cache.
+func SwiGLURowsStream(dst, x, g []float32, n int) { swigluRows(dst, x, g, n, true) }
+
+func swigluRows(dst, x, g []float32, n int, stream bool) {
+	if n <= 0 {
+		return
+	}
+	m := min(len(dst), len(x), len(g))
+	m -= m % n
+	if n%swigluRowsMerge == 0 {
+		swiglu(dst[:m], x[:m], g[:m], stream)
+		return
+	}
+	for i := 0; i < m; i += n {
+		swiglu(dst[i:i+n], x[i:i+n], g[i:i+n], stream)
+	}
+}
+
+// swigluRowsMerge: the levels' SiLU kernels give the same bits (swigluAVX512
+// and siluAVX2 compute EXPV's exp), except siluGo (float64 exp), which
+// takes the last len%8 elements of each call at the AVX2 and AVX-512
+// levels. With rows of a multiple of 8 elements no element of any row
+// goes there, one call or a call per row.
+const swigluRowsMerge = 8
 
 // swigluChunks is SwiGLU through SiLU and Mul, swigluChunk elements at a
 // time in a buffer of the stack (the L1 cache).

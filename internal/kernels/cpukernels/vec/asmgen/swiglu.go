@@ -28,8 +28,16 @@ var expBits = []struct {
 // chain after another filled the scheduler with operations that wait.
 const swigluVecs = 4
 
-// genSwiglu writes swiglu_amd64.s: SWIGLU's fused row kernel at AVX-512.
-// It computes exp(-x) with EXPV's roundings but fewer operations:
+// swigluPrefetch is how far ahead (bytes) swigluStreamAVX512 prefetches x
+// and the gate: the next 4 KB page, which the hardware prefetchers do not
+// enter before the loads do.
+const swigluPrefetch = 4096
+
+// genSwiglu writes swiglu_amd64.s: SWIGLU's fused row kernel at AVX-512,
+// swigluAVX512, and swigluStreamAVX512, the same kernel prefetching x and
+// the gate swigluPrefetch bytes ahead (every line of both), for rows that
+// come from memory rather than the cache. Both compute exp(-x) with
+// EXPV's roundings but fewer operations:
 //
 //   - EXPV clamps -x to [-104, 89]; here |x| is clamped to 104 with x's
 //     sign (one VRANGEPS): for -x in (89, 104] both give +Inf, as exp
@@ -62,6 +70,16 @@ func genSwiglu(c *build.Context) {
 		fmt.Sprintf("dst[i] = x[i] / (1 + exp(-x[i])) * gate[i] for n a multiple of %d: one pass over the", step),
 		fmt.Sprintf("three rows, %d elements a step, exp(-x) with the roundings of vec_amd64.s's EXPV", step),
 		"(see genSwiglu), so results are bit for bit those of siluAVX2 then mulAVX2.")
+	swigluBody(c, tab, "swigluloop", 0)
+	fn(c, "swigluStreamAVX512", "func(dst, x, gate *float32, n int)",
+		fmt.Sprintf("swigluAVX512, prefetching x and gate %d bytes ahead (the same bits).", swigluPrefetch))
+	swigluBody(c, tab, "swiglustreamloop", swigluPrefetch)
+}
+
+// swigluBody is the body of genSwiglu's kernels, prefetching x and the
+// gate prefetch bytes ahead where it is not 0.
+func swigluBody(c *build.Context, tab operand.Mem, loop string, prefetch int) {
+	const step = 16 * swigluVecs
 	c.Load(c.Param("dst"), reg.RDI)
 	c.Load(c.Param("x"), reg.RSI)
 	c.Load(c.Param("gate"), reg.RDX)
@@ -84,7 +102,13 @@ func genSwiglu(c *build.Context) {
 			f(i, v)
 		}
 	}
-	c.Label("swigluloop")
+	c.Label(loop)
+	if prefetch != 0 {
+		for i := range swigluVecs {
+			c.PREFETCHT0(at(reg.RSI, prefetch+64*i))
+			c.PREFETCHT0(at(reg.RDX, prefetch+64*i))
+		}
+	}
 	each(func(i int, v vregs) { c.VMOVUPS(at(reg.RSI, 64*i), v.X) })
 	each(func(i int, v vregs) { c.VRANGEPS(operand.Imm(2), bound, v.X, v.X) })
 	each(func(i int, v vregs) { c.VBROADCASTSS(magicMem, v.T) })
@@ -111,7 +135,7 @@ func genSwiglu(c *build.Context) {
 	c.ADDQ(operand.I32(4*step), reg.RDX)
 	c.ADDQ(operand.I32(4*step), reg.RDI)
 	c.DECQ(reg.RCX)
-	c.JNZ(operand.LabelRef("swigluloop"))
+	c.JNZ(operand.LabelRef(loop))
 	c.VZEROUPPER()
 	c.RET()
 }
