@@ -1,0 +1,26 @@
+//go:build amd64 && !purego
+
+package vec
+
+// dotQ8Rx4IAVX512 is the repacked q8_0 decode dot (q8r512_amd64.s): groups
+// groups of four rows repacked by Interleave4Q8_0 (nb blocks a row, a
+// multiple of Q8RBlocks) from w against the activation row packed by
+// PackQ8_0ForQ8R at y, four results a group from dst on.
+//
+//go:noescape
+func dotQ8Rx4IAVX512(w *byte, groups int, y *byte, nb int, dst *float32)
+
+func dotQ8_0RowsRepacked(dst []float32, w []byte, y, yp []byte, nb int) {
+	if !useQ512 {
+		dotQ8_0RowsRepackedGo(dst, w, y, nb)
+		return
+	}
+	rs := nb * Q8_0BlockSize
+	g := len(dst) / 4
+	if g > 0 {
+		dotQ8Rx4IAVX512(&w[0], g, &yp[0], nb, &dst[0])
+	}
+	for r := 4 * g; r < len(dst); r++ {
+		dotQ8x1AVX512(&w[r*rs], 0, &y[0], nb, &dst[r])
+	}
+}
