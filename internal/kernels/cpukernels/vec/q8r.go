@@ -68,30 +68,56 @@ func interleaveQ8_0(dst, src []byte, rowSize, rows int, undo bool) error {
 	}
 	chunks := rowSize / unit
 	full := rows / 4 * 4
-	for g := 0; g < full; g += 4 {
+	g0 := 0
+	if undo && deinterleaveQ8Groups(dst, src, rowSize, full/4) {
+		g0 = full
+	}
+	for g := g0; g < full; g += 4 {
 		base := g * rowSize
 		for c := range chunks {
-			ch := base + c*Q8RChunkBytes
+			chOff := base + c*Q8RChunkBytes
 			for r := range 4 {
-				row := base + r*rowSize + c*unit
-				for b := range Q8RBlocks {
-					plain := row + b*Q8_0BlockSize
-					p, h := b/2, b%2
-					q := ch + 256*p + 64*r + 32*h
-					d := ch + 1024 + 16*p + 4*r + 2*h
-					if undo {
-						copy(dst[plain:plain+2], src[d:d+2])
-						copy(dst[plain+2:plain+Q8_0BlockSize], src[q:q+QK])
-					} else {
-						copy(dst[d:d+2], src[plain:plain+2])
-						copy(dst[q:q+QK], src[plain+2:plain+Q8_0BlockSize])
-					}
+				rowOff := base + r*rowSize + c*unit
+				// Fixed-size arrays, so that the moves have constant
+				// sizes and no bounds checks: the GEMM paths undo this
+				// per panel of rows they read.
+				var ch *[Q8RChunkBytes]byte
+				var row *[Q8RBlocks * Q8_0BlockSize]byte
+				if undo {
+					ch, row = (*[Q8RChunkBytes]byte)(src[chOff:]), (*[Q8RBlocks * Q8_0BlockSize]byte)(dst[rowOff:])
+				} else {
+					ch, row = (*[Q8RChunkBytes]byte)(dst[chOff:]), (*[Q8RBlocks * Q8_0BlockSize]byte)(src[rowOff:])
 				}
+				q8rMoveRow(ch, row, r, undo)
 			}
 		}
 	}
 	copy(dst[full*rowSize:rows*rowSize], src[full*rowSize:rows*rowSize])
 	return nil
+}
+
+// q8rMoveRow moves row r's eight blocks between a repacked chunk and the
+// plain row: into the row with undo, else into the chunk.
+func q8rMoveRow(ch *[Q8RChunkBytes]byte, row *[Q8RBlocks * Q8_0BlockSize]byte, r int, undo bool) {
+	r &= 3
+	le := binary.LittleEndian
+	for b := range Q8RBlocks {
+		p, h := b>>1, b&1
+		blk := row[b*Q8_0BlockSize : (b+1)*Q8_0BlockSize]
+		q := ch[256*p+64*r+32*h : 256*p+64*r+32*h+QK]
+		d := ch[1024+16*p+4*r+2*h : 1024+16*p+4*r+2*h+2]
+		if undo {
+			le.PutUint16(blk, le.Uint16(d))
+			for i := 0; i < QK; i += 8 {
+				le.PutUint64(blk[2+i:], le.Uint64(q[i:]))
+			}
+		} else {
+			le.PutUint16(d, le.Uint16(blk))
+			for i := 0; i < QK; i += 8 {
+				le.PutUint64(q[i:], le.Uint64(blk[2+i:]))
+			}
+		}
+	}
 }
 
 // Q8RPackedBytes is the size of a q8_0 activation row of nb blocks (a

@@ -24,3 +24,17 @@ func dotQ8_0RowsRepacked(dst []float32, w []byte, y, yp []byte, nb int) {
 		dotQ8x1AVX512(&w[r*rs], 0, &y[0], nb, &dst[r])
 	}
 }
+
+//go:noescape
+func deinterleaveQ8R512(dst *byte, src *byte, rowSize int, chunks int, groups int)
+
+// deinterleaveQ8Groups undoes the repacking of groups whole groups of
+// rows of rowSize bytes in assembly where the AVX-512 kernels run (the
+// only level at which weights are repacked), reporting whether it did.
+func deinterleaveQ8Groups(dst, src []byte, rowSize, groups int) bool {
+	if !useQ512 || groups == 0 {
+		return false
+	}
+	deinterleaveQ8R512(&dst[0], &src[0], rowSize, rowSize/(Q8RBlocks*Q8_0BlockSize), groups)
+	return true
+}

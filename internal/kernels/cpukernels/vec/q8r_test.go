@@ -152,3 +152,23 @@ func BenchmarkRepackedQ8_0(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeinterleaveQ8_0 undoes the q8_0 repacking of 64 rows of 4096
+// (the GEMM paths' per-panel cost), against a plain copy of as many bytes.
+func BenchmarkDeinterleaveQ8_0(b *testing.B) {
+	const rows, nb = 64, 128
+	rs := nb * Q8_0BlockSize
+	src, dst := make([]byte, rows*rs), make([]byte, rows*rs)
+	b.Run("deinterleave", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			_ = Deinterleave4Q8_0(dst, src, rs, rows)
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			copy(dst, src)
+		}
+	})
+}

@@ -31,6 +31,7 @@ import (
 // product). The stream of whole lines is left to the hardware
 // prefetchers (q8rDist).
 func genQ8R512(c *build.Context) {
+	genQ8RUndo(c)
 	// idx[2r+h]: lanes 0..7 take product 8h+2r (row r's block 2p of the
 	// pair p, h = p mod 2), lanes 8..15 product 8h+2r+1 (block 2p+1).
 	var idxTabs [8]operand.Mem
@@ -105,3 +106,51 @@ func genQ8R512(c *build.Context) {
 // repacked for decode"): the kernel's loads are whole sequential lines,
 // which the hardware prefetchers follow.
 const q8rDist = 0
+
+// genQ8RUndo writes deinterleaveQ8R512: Deinterleave4Q8_0 of whole
+// groups, the GEMM paths' per-panel view of repacked q8_0 rows in ggml's
+// layout (the portable loop of moves took a third of a prompt's time).
+// Each block is one 32-byte move of its quants and one 2-byte move of its
+// scale. Registers: SI the chunks (one stream), DI row 0 of the current
+// chunk's rows, R8..R10 one to three rows on, R11 the chunks of a row, CX
+// the chunks left in the group, DX the groups left, R12 the step from a
+// group's last chunk to the next group's first (3·rowSize).
+func genQ8RUndo(c *build.Context) {
+	fn(c, "deinterleaveQ8R512", "func(dst *byte, src *byte, rowSize int, chunks int, groups int)",
+		"dst gets the plain rows (rowSize bytes, chunks·272) of groups repacked groups of four q8_0 rows at src.")
+	c.Load(c.Param("dst"), reg.RDI)
+	c.Load(c.Param("src"), reg.RSI)
+	c.Load(c.Param("rowSize"), reg.R8)
+	c.Load(c.Param("chunks"), reg.R11)
+	c.Load(c.Param("groups"), reg.RDX)
+	c.LEAQ(idx(reg.R8, 0, reg.R8, 1), reg.R9)
+	c.LEAQ(idx(reg.R9, 0, reg.R8, 1), reg.R10)
+	c.MOVQ(reg.R10, reg.R12)
+	rows := []func(disp int) operand.Mem{
+		func(d int) operand.Mem { return at(reg.RDI, d) },
+		func(d int) operand.Mem { return idx(reg.RDI, d, reg.R8, 1) },
+		func(d int) operand.Mem { return idx(reg.RDI, d, reg.R9, 1) },
+		func(d int) operand.Mem { return idx(reg.RDI, d, reg.R10, 1) },
+	}
+	c.Label("q8rundogroup")
+	c.MOVQ(reg.R11, reg.RCX)
+	c.Label("q8rundochunk")
+	for r := range 4 {
+		for b := range 8 {
+			p, h := b/2, b%2
+			y := avx512.v[(8*r+b)%16].AsY()
+			c.VMOVDQU(at(reg.RSI, 256*p+64*r+32*h), y)
+			c.VMOVDQU(y, rows[r](34*b+2))
+			c.MOVWLZX(at(reg.RSI, 1024+16*p+4*r+2*h), reg.EAX)
+			c.MOVW(reg.AX, rows[r](34*b))
+		}
+	}
+	c.ADDQ(operand.I32(1088), reg.RSI)
+	c.ADDQ(operand.I32(272), reg.RDI)
+	c.DECQ(reg.RCX)
+	c.JNZ(lbl("q8rundochunk"))
+	c.ADDQ(reg.R12, reg.RDI)
+	c.DECQ(reg.RDX)
+	c.JNZ(lbl("q8rundogroup"))
+	end(c, false)
+}
