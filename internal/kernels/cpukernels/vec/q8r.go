@@ -49,16 +49,18 @@ func RepackUnitQ8_0(nb int) int {
 // layout above; rows past the last full group are copied as they are.
 // dst and src must not overlap.
 func Interleave4Q8_0(dst, src []byte, rowSize, rows int) error {
-	return interleaveQ8_0(dst, src, rowSize, rows, false)
+	return interleaveQ8_0(dst, src, rowSize, rows, false, true)
 }
 
 // Deinterleave4Q8_0 undoes Interleave4Q8_0: dst gets the plain rows of
 // src.
 func Deinterleave4Q8_0(dst, src []byte, rowSize, rows int) error {
-	return interleaveQ8_0(dst, src, rowSize, rows, true)
+	return interleaveQ8_0(dst, src, rowSize, rows, true, true)
 }
 
-func interleaveQ8_0(dst, src []byte, rowSize, rows int, undo bool) error {
+// interleaveQ8_0 is Interleave4Q8_0 (undo: Deinterleave4Q8_0), its
+// whole groups moved in assembly where that runs and asm is set.
+func interleaveQ8_0(dst, src []byte, rowSize, rows int, undo, asm bool) error {
 	unit := Q8RBlocks * Q8_0BlockSize
 	switch {
 	case rowSize <= 0 || rowSize%unit != 0 || rows < 0:
@@ -69,7 +71,7 @@ func interleaveQ8_0(dst, src []byte, rowSize, rows int, undo bool) error {
 	chunks := rowSize / unit
 	full := rows / 4 * 4
 	g0 := 0
-	if undo && deinterleaveQ8Groups(dst, src, rowSize, full/4) {
+	if asm && moveQ8Groups(dst, src, rowSize, full/4, undo) {
 		g0 = full
 	}
 	for g := g0; g < full; g += 4 {

@@ -4,23 +4,22 @@
 
 #include "textflag.h"
 
-// func deinterleaveQ8R512(dst *byte, src *byte, rowSize int, chunks int, groups int)
+// func deinterleaveQ8R512(rows *byte, chunks *byte, rowSize int, nc int, groups int)
 // Requires: AVX
 TEXT ·deinterleaveQ8R512(SB), NOSPLIT, $0-40
-	// dst gets the plain rows (rowSize bytes, chunks·272) of groups repacked groups of four q8_0 rows at src.
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
+	// the nc chunks of groups groups of four q8_0 rows (rowSize bytes, nc·272) go from chunks to rows.
+	MOVQ rows+0(FP), DI
+	MOVQ chunks+8(FP), SI
 	MOVQ rowSize+16(FP), R8
-	MOVQ chunks+24(FP), R11
+	MOVQ nc+24(FP), R11
 	MOVQ groups+32(FP), DX
 	LEAQ (R8)(R8*1), R9
 	LEAQ (R9)(R8*1), R10
-	MOVQ R10, R12
 
-q8rundogroup:
+deinterleaveQ8R512group:
 	MOVQ R11, CX
 
-q8rundochunk:
+deinterleaveQ8R512chunk:
 	VMOVDQU (SI), Y0
 	VMOVDQU Y0, 2(DI)
 	MOVWLZX 1024(SI), AX
@@ -152,10 +151,164 @@ q8rundochunk:
 	ADDQ    $+1088, SI
 	ADDQ    $+272, DI
 	DECQ    CX
-	JNZ     q8rundochunk
-	ADDQ    R12, DI
+	JNZ     deinterleaveQ8R512chunk
+	ADDQ    R10, DI
 	DECQ    DX
-	JNZ     q8rundogroup
+	JNZ     deinterleaveQ8R512group
+	VZEROUPPER
+	RET
+
+// func interleaveQ8R512(rows *byte, chunks *byte, rowSize int, nc int, groups int)
+// Requires: AVX
+TEXT ·interleaveQ8R512(SB), NOSPLIT, $0-40
+	// the nc chunks of groups groups of four q8_0 rows (rowSize bytes, nc·272) go from rows to chunks.
+	MOVQ rows+0(FP), DI
+	MOVQ chunks+8(FP), SI
+	MOVQ rowSize+16(FP), R8
+	MOVQ nc+24(FP), R11
+	MOVQ groups+32(FP), DX
+	LEAQ (R8)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+
+interleaveQ8R512group:
+	MOVQ R11, CX
+
+interleaveQ8R512chunk:
+	VMOVDQU 2(DI), Y0
+	VMOVDQU Y0, (SI)
+	MOVWLZX (DI), AX
+	MOVW    AX, 1024(SI)
+	VMOVDQU 36(DI), Y1
+	VMOVDQU Y1, 32(SI)
+	MOVWLZX 34(DI), AX
+	MOVW    AX, 1026(SI)
+	VMOVDQU 70(DI), Y2
+	VMOVDQU Y2, 256(SI)
+	MOVWLZX 68(DI), AX
+	MOVW    AX, 1040(SI)
+	VMOVDQU 104(DI), Y3
+	VMOVDQU Y3, 288(SI)
+	MOVWLZX 102(DI), AX
+	MOVW    AX, 1042(SI)
+	VMOVDQU 138(DI), Y4
+	VMOVDQU Y4, 512(SI)
+	MOVWLZX 136(DI), AX
+	MOVW    AX, 1056(SI)
+	VMOVDQU 172(DI), Y5
+	VMOVDQU Y5, 544(SI)
+	MOVWLZX 170(DI), AX
+	MOVW    AX, 1058(SI)
+	VMOVDQU 206(DI), Y6
+	VMOVDQU Y6, 768(SI)
+	MOVWLZX 204(DI), AX
+	MOVW    AX, 1072(SI)
+	VMOVDQU 240(DI), Y7
+	VMOVDQU Y7, 800(SI)
+	MOVWLZX 238(DI), AX
+	MOVW    AX, 1074(SI)
+	VMOVDQU 2(DI)(R8*1), Y8
+	VMOVDQU Y8, 64(SI)
+	MOVWLZX (DI)(R8*1), AX
+	MOVW    AX, 1028(SI)
+	VMOVDQU 36(DI)(R8*1), Y9
+	VMOVDQU Y9, 96(SI)
+	MOVWLZX 34(DI)(R8*1), AX
+	MOVW    AX, 1030(SI)
+	VMOVDQU 70(DI)(R8*1), Y10
+	VMOVDQU Y10, 320(SI)
+	MOVWLZX 68(DI)(R8*1), AX
+	MOVW    AX, 1044(SI)
+	VMOVDQU 104(DI)(R8*1), Y11
+	VMOVDQU Y11, 352(SI)
+	MOVWLZX 102(DI)(R8*1), AX
+	MOVW    AX, 1046(SI)
+	VMOVDQU 138(DI)(R8*1), Y12
+	VMOVDQU Y12, 576(SI)
+	MOVWLZX 136(DI)(R8*1), AX
+	MOVW    AX, 1060(SI)
+	VMOVDQU 172(DI)(R8*1), Y13
+	VMOVDQU Y13, 608(SI)
+	MOVWLZX 170(DI)(R8*1), AX
+	MOVW    AX, 1062(SI)
+	VMOVDQU 206(DI)(R8*1), Y14
+	VMOVDQU Y14, 832(SI)
+	MOVWLZX 204(DI)(R8*1), AX
+	MOVW    AX, 1076(SI)
+	VMOVDQU 240(DI)(R8*1), Y15
+	VMOVDQU Y15, 864(SI)
+	MOVWLZX 238(DI)(R8*1), AX
+	MOVW    AX, 1078(SI)
+	VMOVDQU 2(DI)(R9*1), Y0
+	VMOVDQU Y0, 128(SI)
+	MOVWLZX (DI)(R9*1), AX
+	MOVW    AX, 1032(SI)
+	VMOVDQU 36(DI)(R9*1), Y1
+	VMOVDQU Y1, 160(SI)
+	MOVWLZX 34(DI)(R9*1), AX
+	MOVW    AX, 1034(SI)
+	VMOVDQU 70(DI)(R9*1), Y2
+	VMOVDQU Y2, 384(SI)
+	MOVWLZX 68(DI)(R9*1), AX
+	MOVW    AX, 1048(SI)
+	VMOVDQU 104(DI)(R9*1), Y3
+	VMOVDQU Y3, 416(SI)
+	MOVWLZX 102(DI)(R9*1), AX
+	MOVW    AX, 1050(SI)
+	VMOVDQU 138(DI)(R9*1), Y4
+	VMOVDQU Y4, 640(SI)
+	MOVWLZX 136(DI)(R9*1), AX
+	MOVW    AX, 1064(SI)
+	VMOVDQU 172(DI)(R9*1), Y5
+	VMOVDQU Y5, 672(SI)
+	MOVWLZX 170(DI)(R9*1), AX
+	MOVW    AX, 1066(SI)
+	VMOVDQU 206(DI)(R9*1), Y6
+	VMOVDQU Y6, 896(SI)
+	MOVWLZX 204(DI)(R9*1), AX
+	MOVW    AX, 1080(SI)
+	VMOVDQU 240(DI)(R9*1), Y7
+	VMOVDQU Y7, 928(SI)
+	MOVWLZX 238(DI)(R9*1), AX
+	MOVW    AX, 1082(SI)
+	VMOVDQU 2(DI)(R10*1), Y8
+	VMOVDQU Y8, 192(SI)
+	MOVWLZX (DI)(R10*1), AX
+	MOVW    AX, 1036(SI)
+	VMOVDQU 36(DI)(R10*1), Y9
+	VMOVDQU Y9, 224(SI)
+	MOVWLZX 34(DI)(R10*1), AX
+	MOVW    AX, 1038(SI)
+	VMOVDQU 70(DI)(R10*1), Y10
+	VMOVDQU Y10, 448(SI)
+	MOVWLZX 68(DI)(R10*1), AX
+	MOVW    AX, 1052(SI)
+	VMOVDQU 104(DI)(R10*1), Y11
+	VMOVDQU Y11, 480(SI)
+	MOVWLZX 102(DI)(R10*1), AX
+	MOVW    AX, 1054(SI)
+	VMOVDQU 138(DI)(R10*1), Y12
+	VMOVDQU Y12, 704(SI)
+	MOVWLZX 136(DI)(R10*1), AX
+	MOVW    AX, 1068(SI)
+	VMOVDQU 172(DI)(R10*1), Y13
+	VMOVDQU Y13, 736(SI)
+	MOVWLZX 170(DI)(R10*1), AX
+	MOVW    AX, 1070(SI)
+	VMOVDQU 206(DI)(R10*1), Y14
+	VMOVDQU Y14, 960(SI)
+	MOVWLZX 204(DI)(R10*1), AX
+	MOVW    AX, 1084(SI)
+	VMOVDQU 240(DI)(R10*1), Y15
+	VMOVDQU Y15, 992(SI)
+	MOVWLZX 238(DI)(R10*1), AX
+	MOVW    AX, 1086(SI)
+	ADDQ    $+1088, SI
+	ADDQ    $+272, DI
+	DECQ    CX
+	JNZ     interleaveQ8R512chunk
+	ADDQ    R10, DI
+	DECQ    DX
+	JNZ     interleaveQ8R512group
 	VZEROUPPER
 	RET
 

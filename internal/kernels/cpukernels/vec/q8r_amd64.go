@@ -25,16 +25,27 @@ func dotQ8_0RowsRepacked(dst []float32, w []byte, y, yp []byte, nb int) {
 	}
 }
 
-//go:noescape
-func deinterleaveQ8R512(dst *byte, src *byte, rowSize int, chunks int, groups int)
+// The q8_0 repacking's moves of whole groups (q8r512_amd64.s): rows in
+// ggml's layout at rows, the same repacked at chunks, nc chunks a row.
 
-// deinterleaveQ8Groups undoes the repacking of groups whole groups of
+//go:noescape
+func deinterleaveQ8R512(rows *byte, chunks *byte, rowSize int, nc int, groups int)
+
+//go:noescape
+func interleaveQ8R512(rows *byte, chunks *byte, rowSize int, nc int, groups int)
+
+// moveQ8Groups repacks (or, with undo, restores) groups whole groups of
 // rows of rowSize bytes in assembly where the AVX-512 kernels run (the
 // only level at which weights are repacked), reporting whether it did.
-func deinterleaveQ8Groups(dst, src []byte, rowSize, groups int) bool {
+func moveQ8Groups(dst, src []byte, rowSize, groups int, undo bool) bool {
 	if !useQ512 || groups == 0 {
 		return false
 	}
-	deinterleaveQ8R512(&dst[0], &src[0], rowSize, rowSize/(Q8RBlocks*Q8_0BlockSize), groups)
+	nc := rowSize / (Q8RBlocks * Q8_0BlockSize)
+	if undo {
+		deinterleaveQ8R512(&dst[0], &src[0], rowSize, nc, groups)
+	} else {
+		interleaveQ8R512(&src[0], &dst[0], rowSize, nc, groups)
+	}
 	return true
 }

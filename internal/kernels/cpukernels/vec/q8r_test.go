@@ -34,6 +34,13 @@ func TestRepackedQ8_0(t *testing.T) {
 				if err := Deinterleave4Q8_0(back, rp, rs, rows); err != nil || !bytes.Equal(back, w) {
 					t.Fatalf("deinterleave: %v, equal %v", err, bytes.Equal(back, w))
 				}
+				// The portable moves give the assembly's bytes.
+				goRp, goBack := make([]byte, len(w)), make([]byte, len(w))
+				_ = interleaveQ8_0(goRp, w, rs, rows, false, false)
+				_ = interleaveQ8_0(goBack, rp, rs, rows, true, false)
+				if !bytes.Equal(goRp, rp) || !bytes.Equal(goBack, w) {
+					t.Fatalf("portable moves: same repacked bytes %v, same rows %v", bytes.Equal(goRp, rp), bytes.Equal(goBack, w))
+				}
 				y, _ := randQ8Row(r, nb)
 				yp := make([]byte, Q8RPackedBytes(nb))
 				if err := PackQ8_0ForQ8R(yp, y, nb); err != nil {

@@ -31,7 +31,8 @@ import (
 // product). The stream of whole lines is left to the hardware
 // prefetchers (q8rDist).
 func genQ8R512(c *build.Context) {
-	genQ8RUndo(c)
+	genQ8RMove(c, true)
+	genQ8RMove(c, false)
 	// idx[2r+h]: lanes 0..7 take product 8h+2r (row r's block 2p of the
 	// pair p, h = p mod 2), lanes 8..15 product 8h+2r+1 (block 2p+1).
 	var idxTabs [8]operand.Mem
@@ -107,50 +108,63 @@ func genQ8R512(c *build.Context) {
 // which the hardware prefetchers follow.
 const q8rDist = 0
 
-// genQ8RUndo writes deinterleaveQ8R512: Deinterleave4Q8_0 of whole
-// groups, the GEMM paths' per-panel view of repacked q8_0 rows in ggml's
-// layout (the portable loop of moves took a third of a prompt's time).
-// Each block is one 32-byte move of its quants and one 2-byte move of its
-// scale. Registers: SI the chunks (one stream), DI row 0 of the current
-// chunk's rows, R8..R10 one to three rows on, R11 the chunks of a row, CX
-// the chunks left in the group, DX the groups left, R12 the step from a
-// group's last chunk to the next group's first (3·rowSize).
-func genQ8RUndo(c *build.Context) {
-	fn(c, "deinterleaveQ8R512", "func(dst *byte, src *byte, rowSize int, chunks int, groups int)",
-		"dst gets the plain rows (rowSize bytes, chunks·272) of groups repacked groups of four q8_0 rows at src.")
-	c.Load(c.Param("dst"), reg.RDI)
-	c.Load(c.Param("src"), reg.RSI)
+// genQ8RMove writes deinterleaveQ8R512 (undo) or interleaveQ8R512:
+// Deinterleave4Q8_0 or Interleave4Q8_0 of whole groups. The GEMM paths
+// undo the layout per panel of rows they read (the portable loop of moves
+// took a third of a prompt's time) and loading does it to every q8_0
+// matrix. Each block is one 32-byte move of its quants and one 2-byte
+// move of its scale. Registers: SI the chunks (one stream), DI row 0 of
+// the current chunk's rows, R8..R10 one to three rows on, R11 the chunks
+// of a row, CX the chunks left in the group, DX the groups left.
+func genQ8RMove(c *build.Context, undo bool) {
+	name, from, to := "interleaveQ8R512", "rows", "chunks"
+	if undo {
+		name, from, to = "deinterleaveQ8R512", "chunks", "rows"
+	}
+	fn(c, name, "func(rows *byte, chunks *byte, rowSize int, nc int, groups int)",
+		"the nc chunks of groups groups of four q8_0 rows (rowSize bytes, nc·272) go from "+from+" to "+to+".")
+	c.Load(c.Param("rows"), reg.RDI)
+	c.Load(c.Param("chunks"), reg.RSI)
 	c.Load(c.Param("rowSize"), reg.R8)
-	c.Load(c.Param("chunks"), reg.R11)
+	c.Load(c.Param("nc"), reg.R11)
 	c.Load(c.Param("groups"), reg.RDX)
 	c.LEAQ(idx(reg.R8, 0, reg.R8, 1), reg.R9)
 	c.LEAQ(idx(reg.R9, 0, reg.R8, 1), reg.R10)
-	c.MOVQ(reg.R10, reg.R12)
 	rows := []func(disp int) operand.Mem{
 		func(d int) operand.Mem { return at(reg.RDI, d) },
 		func(d int) operand.Mem { return idx(reg.RDI, d, reg.R8, 1) },
 		func(d int) operand.Mem { return idx(reg.RDI, d, reg.R9, 1) },
 		func(d int) operand.Mem { return idx(reg.RDI, d, reg.R10, 1) },
 	}
-	c.Label("q8rundogroup")
+	move := func(src, dst operand.Mem, y reg.Register) {
+		if !undo {
+			src, dst = dst, src
+		}
+		if y == nil {
+			c.MOVWLZX(src, reg.EAX)
+			c.MOVW(reg.AX, dst)
+			return
+		}
+		c.VMOVDQU(src, y)
+		c.VMOVDQU(y, dst)
+	}
+	group, chunk := name+"group", name+"chunk"
+	c.Label(group)
 	c.MOVQ(reg.R11, reg.RCX)
-	c.Label("q8rundochunk")
+	c.Label(chunk)
 	for r := range 4 {
 		for b := range 8 {
 			p, h := b/2, b%2
-			y := avx512.v[(8*r+b)%16].AsY()
-			c.VMOVDQU(at(reg.RSI, 256*p+64*r+32*h), y)
-			c.VMOVDQU(y, rows[r](34*b+2))
-			c.MOVWLZX(at(reg.RSI, 1024+16*p+4*r+2*h), reg.EAX)
-			c.MOVW(reg.AX, rows[r](34*b))
+			move(at(reg.RSI, 256*p+64*r+32*h), rows[r](34*b+2), avx512.v[(8*r+b)%16].AsY())
+			move(at(reg.RSI, 1024+16*p+4*r+2*h), rows[r](34*b), nil)
 		}
 	}
 	c.ADDQ(operand.I32(1088), reg.RSI)
 	c.ADDQ(operand.I32(272), reg.RDI)
 	c.DECQ(reg.RCX)
-	c.JNZ(lbl("q8rundochunk"))
-	c.ADDQ(reg.R12, reg.RDI)
+	c.JNZ(lbl(chunk))
+	c.ADDQ(reg.R10, reg.RDI) // past rows 1..3 of the group
 	c.DECQ(reg.RDX)
-	c.JNZ(lbl("q8rundogroup"))
+	c.JNZ(lbl(group))
 	end(c, false)
 }
