@@ -19,9 +19,9 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// RepackBufferType allocates host buffers whose q4_0 and q4_K matrices
-// (Repacked) are stored interleaved by fours. It is immutable and safe for
-// concurrent use.
+// RepackBufferType allocates host buffers whose q4_0, q4_K and q8_0
+// matrices (Repacked) are stored interleaved by fours. It is immutable and
+// safe for concurrent use.
 type RepackBufferType struct {
 	host *BufferType
 }
