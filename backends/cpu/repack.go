@@ -2,8 +2,10 @@ package cpu
 
 // This file holds the repacking buffer type: host memory in which the
 // q4_0 and q4_K weight matrices are stored with every four rows
-// interleaved (vec.Interleave4), for the decode dots that read four rows
-// as one sequential stream (vec.DotQ4_0RowsRepacked, DotQ4_KRowsRepacked).
+// interleaved (vec.Interleave4), and the q8_0 ones rearranged by four rows
+// (vec.Interleave4Q8_0), for the decode dots that read four rows as one
+// sequential stream (vec.DotQ4_0RowsRepacked, DotQ4_KRowsRepacked,
+// DotQ8_0RowsRepacked).
 // It is gogml's counterpart of ggml's CPU "extra" buffer type: weights are
 // placed in it by gallocr like in any other, SetTensor repacks them and
 // GetTensor gives back ggml's layout, and only this backend's MUL_MAT
@@ -17,9 +19,9 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// RepackBufferType allocates host buffers whose q4_0 and q4_K matrices
-// (Repacked) are stored interleaved by fours. It is immutable and safe for
-// concurrent use.
+// RepackBufferType allocates host buffers whose q4_0, q4_K and q8_0
+// matrices (Repacked) are stored interleaved by fours. It is immutable and
+// safe for concurrent use.
 type RepackBufferType struct {
 	host *BufferType
 }
@@ -33,13 +35,20 @@ func NewRepackBufferType() (*RepackBufferType, bool) {
 	if !vec.RepackedDots(false) || !vec.RepackedDots(true) {
 		return nil, false
 	}
-	return &RepackBufferType{host: &BufferType{name: "CPU_REPACK", align: DefaultAlignment, maxSize: runtime.NoMaxSize, hugePages: true}}, true
+	return &RepackBufferType{host: &BufferType{name: "CPU_REPACK", align: repackAlignment, maxSize: runtime.NoMaxSize, hugePages: true}}, true
 }
+
+// repackAlignment is the tensor offset alignment of a RepackBuffer: a
+// cache line, so that a repacked q8_0 matrix's chunks (a multiple of 64
+// bytes) are whole lines, which its decode dot loads whole (one thread
+// read 28 GB/s from aligned chunks, 22-23 from chunks 32 bytes off:
+// RATIONALE.md, "q8_0 weights repacked for decode").
+const repackAlignment = 64
 
 // Name returns "CPU_REPACK".
 func (bt *RepackBufferType) Name() string { return bt.host.name }
 
-// Alignment returns the tensor offset alignment (DefaultAlignment).
+// Alignment returns the tensor offset alignment (64 bytes).
 func (bt *RepackBufferType) Alignment() uint64 { return bt.host.align }
 
 // MaxSize returns runtime.NoMaxSize.
@@ -70,7 +79,8 @@ type RepackBuffer struct {
 
 // Repacked reports whether t's bytes are stored interleaved in a
 // RepackBuffer: a contiguous q4_0 matrix with rows of a multiple of 128
-// elements, or a q4_K one, of at least four rows and one matrix (2-D).
+// elements, a q8_0 one with rows of a multiple of 256, or a q4_K one, of
+// at least four rows and one matrix (2-D).
 func Repacked(t *runtime.Tensor) bool {
 	if _, ok := t.Buffer.(*RepackBuffer); !ok {
 		return false
@@ -83,8 +93,8 @@ func Repacked(t *runtime.Tensor) bool {
 func Repackable(t *runtime.Tensor) bool { return repackUnit(t) > 0 }
 
 // Belongs reports whether t is a weight matrix a loader should place in a
-// RepackBuffer: one it stores repacked (Repackable), or a q8_0 matrix of
-// at least four rows, which it keeps in ggml's layout but in its
+// RepackBuffer: one it stores repacked (Repackable), or another q8_0
+// matrix of at least four rows, which it keeps in ggml's layout but in its
 // huge-page memory, where the decode dots read it steadier than from a
 // file mapping's 4 KiB pages (llama.cpp's CPU backend moves its q8_0
 // weights into its repacking buffer too). See RATIONALE.md, "q8_0
@@ -109,8 +119,26 @@ func repackUnit(t *runtime.Tensor) int {
 		if t.Ne[0]%vec.QKK == 0 {
 			return vec.RepackUnit(true, int(t.Ne[0]/vec.QKK))
 		}
+	case runtime.TypeQ8_0:
+		return vec.RepackUnitQ8_0(int(t.Ne[0] / vec.QK))
 	}
 	return 0
+}
+
+// interleave writes rows rows of t (rowSize bytes, interleaving unit
+// unit) from src to dst repacked, or, with undo, back in ggml's layout:
+// q8_0's rearrangement (vec.Interleave4Q8_0) or the others' interleaving
+// (vec.Interleave4).
+func interleave(t *runtime.Tensor, dst, src []byte, rowSize, unit, rows int, undo bool) error {
+	switch {
+	case t.Type == runtime.TypeQ8_0 && undo:
+		return vec.Deinterleave4Q8_0(dst, src, rowSize, rows)
+	case t.Type == runtime.TypeQ8_0:
+		return vec.Interleave4Q8_0(dst, src, rowSize, rows)
+	case undo:
+		return vec.Deinterleave4(dst, src, rowSize, unit, rows)
+	}
+	return vec.Interleave4(dst, src, rowSize, unit, rows)
 }
 
 // Type returns the buffer's type.
@@ -153,7 +181,7 @@ func (b *RepackBuffer) SetTensor(t *runtime.Tensor, src []byte, offset uint64) e
 	if unit := repackUnit(t); unit > 0 && offset%(4*t.Nb[1]) == 0 && (uint64(len(src))%(4*t.Nb[1]) == 0 || offset+uint64(len(src)) == t.NBytes()) {
 		// Whole groups (and the plain tail): repacked straight from src.
 		return b.access(t, offset, uint64(len(src)), "set tensor", func(mem []byte) {
-			_ = vec.Interleave4(mem, src, int(t.Nb[1]), unit, len(src)/int(t.Nb[1]))
+			_ = interleave(t, mem, src, int(t.Nb[1]), unit, len(src)/int(t.Nb[1]), false)
 		})
 	}
 	return b.rows(t, offset, uint64(len(src)), "set tensor", func(mem []byte) { copy(mem, src) },
@@ -217,10 +245,10 @@ func (b *RepackBuffer) rows(t *runtime.Tensor, offset, size uint64, what string,
 	return b.access(t, g0*rs, (g1-g0)*rs, what, func(mem []byte) {
 		tmp := make([]byte, len(mem))
 		// Rows past the last full group are plain: Deinterleave4 copies them.
-		_ = vec.Deinterleave4(tmp, mem, int(rs), unit, int(g1-g0))
+		_ = interleave(t, tmp, mem, int(rs), unit, int(g1-g0), true)
 		group(tmp, offset-g0*rs)
 		if set {
-			_ = vec.Interleave4(mem, tmp, int(rs), unit, int(g1-g0))
+			_ = interleave(t, mem, tmp, int(rs), unit, int(g1-g0), false)
 		}
 	})
 }
@@ -263,6 +291,6 @@ func (p *scratchPool) plainRows(ith int, a *runtime.Tensor, am []byte, j0, nj in
 		p.plain[ith] = make([]byte, n)
 	}
 	dst := p.plain[ith][:n]
-	_ = vec.Deinterleave4(dst, am[j0*rs:(j0+nj)*rs], int(rs), repackUnit(a), int(nj))
+	_ = interleave(a, dst, am[j0*rs:(j0+nj)*rs], int(rs), repackUnit(a), int(nj), true)
 	return dst
 }

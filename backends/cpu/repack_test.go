@@ -14,7 +14,7 @@ import (
 	"github.com/gogml/gogml/runtime"
 )
 
-// TestRepackedMulMat runs MUL_MAT with q4_0 and q4_K weights placed in the
+// TestRepackedMulMat runs MUL_MAT with q4_0, q8_0 and q4_K weights placed in the
 // repacking buffer type (set in uneven chunks, so that groups of four rows
 // are completed across calls) against the same weights in a plain buffer:
 // decode, the row-dot tiles and the GEMM paths must give the same bits,
@@ -25,7 +25,7 @@ func TestRepackedMulMat(t *testing.T) {
 	if !ok {
 		t.Skip("no repacked kernels at this SIMD level")
 	}
-	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_K} {
+	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K} {
 		for _, s := range []struct{ k, n, m, b2 int64 }{
 			{256, 37, 1, 1}, {512, 64, 1, 1}, {256, 16, 1, 3}, {256, 21, 3, 1}, {512, 37, 20, 1}, {256, 35, 40, 2},
 		} {

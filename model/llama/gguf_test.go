@@ -406,7 +406,7 @@ func mustOpen(t *testing.T, path string) *gguf.Mapped {
 	return m
 }
 
-// TestGGUFRepack loads q4_0 and q4_K files on the CPU with the matrices
+// TestGGUFRepack loads q4_0, q8_0 and q4_K files on the CPU with the matrices
 // repacked (the default) and without (NoRepack): the repacked ones live in
 // a CPU_REPACK buffer, and the logits of a prompt long enough for the
 // GEMM paths and of decode steps are the same bits.
@@ -418,7 +418,7 @@ func TestGGUFRepack(t *testing.T) {
 	for i := range prompt {
 		prompt[i] = int32(i*7%90 + 1)
 	}
-	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ4_K} {
+	for _, typ := range []runtime.Type{runtime.TypeQ4_0, runtime.TypeQ8_0, runtime.TypeQ4_K} {
 		t.Run(typ.String(), func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Dim, cfg.FFN = 256, 512

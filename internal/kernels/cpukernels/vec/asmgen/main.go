@@ -38,6 +38,7 @@ var files = []struct {
 	{"qdot_amd64.s", genQDot},
 	{"qdot512_amd64.s", genQDot512},
 	{"q4p512_amd64.s", genQ4P512},
+	{"q8r512_amd64.s", genQ8R512},
 	{"q8k_amd64.s", genQ8K},
 	{"dequant_amd64.s", genDequant},
 	{"qdot_k512_amd64.s", genQDotK512},
