@@ -776,13 +776,13 @@ func (m *Model) Reserve(maxBatch int) error {
 // Eval runs tokens (appended after the cached ones) through the model and
 // returns their logits: len(tokens) rows of Vocab values. A batch larger
 // than the reserved one reserves again first.
-func (m *Model) Eval(tokens []int32) ([]float32, error) { return m.eval(tokens, false) }
+func (m *Model) Eval(tokens []int32) ([]float32, error) { return m.eval(nil, tokens, false) }
 
 // EvalLast is Eval returning the last token's logits only (Vocab values),
 // computed for that token alone after the last layer's attention: what a
 // generation needs, at a fraction of a long prompt's cost. The values
 // equal the last row of Eval's up to the order of float sums.
-func (m *Model) EvalLast(tokens []int32) ([]float32, error) { return m.eval(tokens, true) }
+func (m *Model) EvalLast(tokens []int32) ([]float32, error) { return m.eval(nil, tokens, true) }
 
 // step returns the graph for n tokens after nPast, bound to nPast: a kept
 // one of that shape, or a new one (kept on one backend; over several the
@@ -806,7 +806,11 @@ func (m *Model) step(n, nPast int, last bool) (*step, error) {
 	return s, nil
 }
 
-func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
+// eval evaluates tokens and returns their logits (every row, or the last
+// with last set) in dst's memory when it has room, else in a new slice:
+// Generate passes the previous token's logits, so that a token allocates
+// nothing.
+func (m *Model) eval(dst []float32, tokens []int32, last bool) ([]float32, error) {
 	n := len(tokens)
 	if n == 0 {
 		return nil, fmt.Errorf("llama: eval: no tokens: %w", runtime.ErrShape)
@@ -888,7 +892,12 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	ph.Compute = t3.Sub(t2)
 	// The logits' little-endian bytes are read straight into the result
 	// (its own Go memory), then put in host order where that differs.
-	out := make([]float32, s.logits.NBytes()/4)
+	out := dst[:0]
+	if k := int(s.logits.NBytes() / 4); cap(out) >= k {
+		out = out[:k]
+	} else {
+		out = make([]float32, k)
+	}
 	if err := runtime.GetTensorData(s.logits, float32Bytes(out), 0); err != nil {
 		return nil, fmt.Errorf("llama: read logits: %w", err)
 	}
