@@ -176,14 +176,19 @@ func hostMem(t *runtime.Tensor) ([]byte, error) {
 	if t.Buffer == nil {
 		return nil, fmt.Errorf("tensor %q has no buffer: %w", t.Name, runtime.ErrNotAllocated)
 	}
-	hb, ok := t.Buffer.(runtime.HostBuffer)
-	if rb, rok := t.Buffer.(*RepackBuffer); rok {
-		hb, ok = rb.buf, true
-	}
-	if !ok {
+	// This package's buffers first: asserting to an interface looks
+	// the type up, and hostMem runs for every node and source.
+	var mem []byte
+	switch b := t.Buffer.(type) {
+	case *Buffer:
+		mem = b.mem
+	case *RepackBuffer:
+		mem = b.buf.mem
+	case runtime.HostBuffer:
+		mem = b.Bytes()
+	default:
 		return nil, fmt.Errorf("tensor %q is in buffer %s, not host memory: %w", t.Name, t.Buffer.Type().Name(), runtime.ErrUnsupported)
 	}
-	mem := hb.Bytes()
 	n := t.NBytes()
 	if t.Offset > uint64(len(mem)) || n > uint64(len(mem))-t.Offset {
 		return nil, fmt.Errorf("tensor %q: %d bytes at offset %d outside its buffer of %d bytes: %w", t.Name, n, t.Offset, len(mem), runtime.ErrOutOfBounds)

@@ -360,40 +360,56 @@ type pinned struct {
 
 // pin holds the buffers of node n and of its sources.
 func (p *pinned) pin(n *runtime.Tensor) error {
-	var bufs [runtime.MaxSrc + 1]runtime.Buffer
-	bufs[0] = n.Buffer
-	for i, s := range n.Src {
+	if err := p.pinBuffer(n.Buffer); err != nil {
+		return err
+	}
+	for _, s := range n.Src {
 		if s != nil {
-			bufs[i+1] = s.Buffer
+			if err := p.pinBuffer(s.Buffer); err != nil {
+				return err
+			}
 		}
 	}
-	return p.pinBuffers(bufs[:]...)
+	return nil
 }
 
 // pinBuffers read-locks each distinct *Buffer among bufs once (a second
 // read lock of one RWMutex by one goroutine can deadlock against a waiting
 // Free) and fails with runtime.ErrFreed if one was freed.
 func (p *pinned) pinBuffers(bufs ...runtime.Buffer) error {
-next:
 	for _, rb := range bufs {
-		b, ok := rb.(*Buffer)
-		if r, rok := rb.(*RepackBuffer); rok && r != nil {
-			b, ok = r.buf, true
+		if err := p.pinBuffer(rb); err != nil {
+			return err
 		}
-		if !ok || b == nil {
-			continue
+	}
+	return nil
+}
+
+// pinBuffer is pinBuffers of one buffer: rb's *Buffer (a RepackBuffer's
+// own), unless it is not one or is already held.
+func (p *pinned) pinBuffer(rb runtime.Buffer) error {
+	var b *Buffer
+	switch x := rb.(type) {
+	case *Buffer:
+		b = x
+	case *RepackBuffer:
+		if x != nil {
+			b = x.buf
 		}
-		for _, h := range p.bufs[:p.n] {
-			if h == b {
-				continue next
-			}
+	}
+	if b == nil {
+		return nil
+	}
+	for _, h := range p.bufs[:p.n] {
+		if h == b {
+			return nil
 		}
-		b.mu.RLock()
-		p.bufs[p.n] = b
-		p.n++
-		if b.freed {
-			return b.errFreed("in use")
-		}
+	}
+	b.mu.RLock()
+	p.bufs[p.n] = b
+	p.n++
+	if b.freed {
+		return b.errFreed("in use")
 	}
 	return nil
 }

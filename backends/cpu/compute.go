@@ -61,6 +61,7 @@ type nodeJob struct {
 	dm, sm, xm []byte
 	op         func(d, a []float32)
 	block      func(d, a []float32, cols int, p float32)
+	sp         *scratchPool // the pool, for kernels with per-worker scratch (sp.get)
 	fn         func(j *nodeJob, ith, nth int) error
 	row        func(j *nodeJob, i1, i2, i3 int64) error
 }
@@ -203,7 +204,7 @@ func rowsKernel(t *runtime.Tensor, f func(ith int, i1, i2, i3 int64) error) func
 // fastKernel returns a fast kernel for node t (bytes dst, sources' bytes
 // src), or nil when the reference must run.
 func fastKernel(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nth int) func(ith, nth int) error {
-	if f := fastKernelExtra(t, dst, src, sp); f != nil { // fast_ops.go
+	if f := fastKernelExtra(t, dst, src, sp, nth); f != nil { // fast_ops.go
 		return f
 	}
 	s0 := t.Src[0]

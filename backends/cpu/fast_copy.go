@@ -40,7 +40,7 @@ func copyElemsKernel(t *runtime.Tensor, dm, sm []byte, sp *scratchPool) func(ith
 	if ne0 == 1 && es == 4 {
 		// Rows of one element (a token's values into the transposed value
 		// cache): a strided copy along the rows, no call per row.
-		return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: sm, row: copyElem32})
+		return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: sm, fn: copyElems32})
 	}
 	return rowsKernel(t, func(_ int, i1, i2, i3 int64) error {
 		so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
@@ -82,9 +82,24 @@ func copyDenseRows(j *nodeJob, ith, nth int) error {
 	return nil
 }
 
-// copyElem32 copies one 4-byte element (a row of one).
-func copyElem32(j *nodeJob, i1, i2, i3 int64) error {
-	so, do := off3(j.t.Src[0].Nb, i1, i2, i3), off3(j.t.Nb, i1, i2, i3)
-	binary.LittleEndian.PutUint32(j.dm[do:do+4], binary.LittleEndian.Uint32(j.sm[so:so+4]))
+// copyElems32 is worker ith's share of a copy of rows of one 4-byte
+// element: along each run of rows of one (i2, i3), source and result
+// advance by their row strides, no call per element (a call and two
+// offset computations per element were most of the copy of a token's 128
+// values into the transposed value cache).
+func copyElems32(j *nodeJob, ith, nth int) error {
+	t, s := j.t, j.t.Src[0]
+	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	for r := r0; r < r1; {
+		i1, i2, i3 := rowCoords(t.Ne, r)
+		n := min(r1-r, t.Ne[1]-i1) // the rows left in this (i2, i3)
+		so, do := off3(s.Nb, i1, i2, i3), off3(t.Nb, i1, i2, i3)
+		for range n {
+			binary.LittleEndian.PutUint32(j.dm[do:do+4], binary.LittleEndian.Uint32(j.sm[so:so+4]))
+			so += s.Nb[1]
+			do += t.Nb[1]
+		}
+		r += n
+	}
 	return nil
 }

@@ -17,14 +17,14 @@ import (
 // reference kernels (NaN payloads aside, see vec.F32ToF16).
 
 // fastKernelExtra returns a kernel for t from this file, or nil.
-func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool) func(ith, nth int) error {
+func fastKernelExtra(t *runtime.Tensor, dst []byte, src [][]byte, sp *scratchPool, nth int) func(ith, nth int) error {
 	switch t.Op {
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
 		return convertKernel(t, dst, src[0])
 	case runtime.OpGetRows:
 		return getRowsFloatKernel(t, dst, src[0], src[1], sp)
 	case runtime.OpRope:
-		return ropeKernel(t, dst, src[0], src[1])
+		return ropeKernel(t, dst, src[0], src[1], sp, nth)
 	case runtime.OpLightningIndexer:
 		return lightningKernel(t, dst, src) // fast_seq.go
 	case runtime.OpFlashAttnExt:
@@ -231,9 +231,9 @@ func getRowsFloat(j *nodeJob, ith, nth int) error {
 // for all the pairs at once), lays it out for vec.RopeNormalRows or
 // vec.RopeNeoXRows, then rotates that position's rows (the heads)
 // straight from the source into the result in one call.
-func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
+func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte, sp *scratchPool, nth int) func(ith, nth int) error {
 	s, p := t.Src[0], t.Src[1]
-	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
+	nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
 	if !f32Layout(t, dm) || !f32Layout(s, sm) || p.Type != runtime.TypeI32 || !runtime.SameShape(s, t) ||
 		(mode != runtime.RopeNormal && mode != runtime.RopeNeoX) || nDims <= 0 || int64(nDims) > t.Ne[0] || nDims%2 != 0 {
 		return nil
@@ -241,6 +241,21 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	if t.Src[2] != nil || t.OpParamI32(15) != 0 {
 		return nil // frequency factors or an offset (ggml_rope_set_offset): the reference kernel
 	}
+	sp.prepare(nth)
+	return sp.nodeKernel(nodeJob{t: t, dm: dm, sm: sm, xm: pm, sp: sp, fn: ropeRows})
+}
+
+// ropeRows is worker ith's share of ropeKernel's rows; its (cos, sin)
+// cache lives in the worker's scratch (sp.get), so a ROPE node allocates
+// nothing.
+func ropeRows(j *nodeJob, ith, nth int) error {
+	t, dm, sm, pm := j.t, j.dm, j.sm, j.xm
+	s, p := t.Src[0], t.Src[1]
+	r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
+	if r0 >= r1 {
+		return nil
+	}
+	nDims, mode, nCtxOrig := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(4)
 	freqBase, freqScale := t.OpParamF32(5), t.OpParamF32(6)
 	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
 	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
@@ -248,50 +263,44 @@ func ropeKernel(t *runtime.Tensor, dm, sm, pm []byte) func(ith, nth int) error {
 	thetaScale := cpukernels.RopeThetaScale(freqBase, nDims)
 	ne0, nd := t.Ne[0], int(nDims)
 	neox := mode == runtime.RopeNeoX
-	return func(ith, nth int) error {
-		r0, r1 := cpukernels.RowRange(t.Nrows(), ith, nth)
-		if r0 >= r1 {
-			return nil
-		}
-		// theta, scale, sinv, cosv: each pair's angle, scale, sine and
-		// cosine (cpukernels.RopeAngles, vec.Sincosf: RopeCache's
-		// values); c, sn: NeoX's cos and sin, or normal mode's (c, c) and
-		// (-s, s) per pair.
-		h := nd / 2
-		buf := make([]float32, 4*h+2*nd)
-		theta, scale, sinv, cosv := buf[:h], buf[h:2*h], buf[2*h:3*h], buf[3*h:4*h]
-		c, sn := buf[4*h:4*h+nd], buf[4*h+nd:]
-		if neox {
-			c, sn = c[:h], sn[:h]
-		}
-		ne1 := t.Ne[1]
-		ys, xs := int(t.Nb[1]/4), int(s.Nb[1]/4)
-		// Each step takes the run of rows [r, e) of one position (one i2,
-		// i3): one cache, one call of the vec kernel.
-		for r := r0; r < r1; {
-			i1, i2, i3 := rowCoords(t.Ne, r)
-			e := min(r1, r+ne1-i1)
-			rows := int(e - r)
-			pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
-			cpukernels.RopeAngles(theta, scale, float32(pos), freqScale, extFactor, attnFactor, lo, hi, thetaScale)
-			vec.Sincosf(sinv, cosv, theta)
-			ropeLayout(c, sn, cosv, sinv, scale, neox)
-			x := floats(sm, off3(s.Nb, i1, i2, i3), int64((rows-1)*xs)+ne0)
-			y := floats(dm, off3(t.Nb, i1, i2, i3), int64((rows-1)*ys)+ne0)
-			if neox {
-				vec.RopeNeoXRows(y, x, ys, xs, rows, c, sn)
-			} else {
-				vec.RopeNormalRows(y, x, ys, xs, rows, c, sn)
-			}
-			if int64(nd) < ne0 {
-				for k := range rows {
-					copy(y[k*ys+nd:k*ys+int(ne0)], x[k*xs+nd:k*xs+int(ne0)])
-				}
-			}
-			r = e
-		}
-		return nil
+	// theta, scale, sinv, cosv: each pair's angle, scale, sine and
+	// cosine (cpukernels.RopeAngles, vec.Sincosf: RopeCache's values);
+	// c, sn: NeoX's cos and sin, or normal mode's (c, c) and (-s, s) per
+	// pair.
+	h := nd / 2
+	buf := j.sp.get(ith, 4*h+2*nd)
+	theta, scale, sinv, cosv := buf[:h], buf[h:2*h], buf[2*h:3*h], buf[3*h:4*h]
+	c, sn := buf[4*h:4*h+nd], buf[4*h+nd:]
+	if neox {
+		c, sn = c[:h], sn[:h]
 	}
+	ne1 := t.Ne[1]
+	ys, xs := int(t.Nb[1]/4), int(s.Nb[1]/4)
+	// Each step takes the run of rows [r, e) of one position (one i2,
+	// i3): one cache, one call of the vec kernel.
+	for r := r0; r < r1; {
+		i1, i2, i3 := rowCoords(t.Ne, r)
+		e := min(r1, r+ne1-i1)
+		rows := int(e - r)
+		pos := int32(binary.LittleEndian.Uint32(pm[uint64(i2)*p.Nb[0]:]))
+		cpukernels.RopeAngles(theta, scale, float32(pos), freqScale, extFactor, attnFactor, lo, hi, thetaScale)
+		vec.Sincosf(sinv, cosv, theta)
+		ropeLayout(c, sn, cosv, sinv, scale, neox)
+		x := floats(sm, off3(s.Nb, i1, i2, i3), int64((rows-1)*xs)+ne0)
+		y := floats(dm, off3(t.Nb, i1, i2, i3), int64((rows-1)*ys)+ne0)
+		if neox {
+			vec.RopeNeoXRows(y, x, ys, xs, rows, c, sn)
+		} else {
+			vec.RopeNormalRows(y, x, ys, xs, rows, c, sn)
+		}
+		if int64(nd) < ne0 {
+			for k := range rows {
+				copy(y[k*ys+nd:k*ys+int(ne0)], x[k*xs+nd:k*xs+int(ne0)])
+			}
+		}
+		r = e
+	}
+	return nil
 }
 
 // ropeLayout lays each pair's cache (cos·scale, sin·scale), RopeCache's

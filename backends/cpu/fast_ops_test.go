@@ -273,7 +273,7 @@ func TestFastPathsTaken(t *testing.T) {
 			}
 			src = append(src, bytesOf(s)[0])
 		}
-		if fastKernelExtra(c.n, bytesOf(c.n)[0], src, &scratchPool{}) == nil {
+		if fastKernelExtra(c.n, bytesOf(c.n)[0], src, &scratchPool{}, 1) == nil {
 			t.Errorf("%s: the fast kernel refuses the tested shape", c.name)
 		}
 		if c.n == fa && !attnDirect(k, v, src[2]) {

@@ -49,7 +49,7 @@ const maxRoundedStage = 64 << 20
 // more than maxStage bytes, round is nil and mm rounds them itself, a block
 // at a time (mulMatRoundedBlocked). It returns nils when t is not of that
 // kind.
-func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int, maxStage int64) (round, mm func(ith, nth int) error, rows int64) {
+func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, nth int, maxStage int64) (round, mm func(ith, nth int) error, nrows int64) {
 	a, b := t.Src[0], t.Src[1]
 	if !cpukernels.IsFloat(b.Type) || !f32Layout(t, dm) {
 		return nil, nil, 0
@@ -77,7 +77,10 @@ func mulMatRoundedKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool,
 		}
 	}
 	k := b.Ne[0]
-	rows = b.Ne[1] * b.Ne[2] * b.Ne[3]
+	// rows is a local, not the result: a result the closures capture
+	// moves to the heap when the function starts, one allocation per
+	// MUL_MAT even when it is not of this kind.
+	rows := b.Ne[1] * b.Ne[2] * b.Ne[3]
 	qbufs := make([][]byte, nth) // one quantized row per worker
 	// roundRow writes activation row r, rounded, into x.
 	roundRow := func(ith int, r int64, x []float32) error {

@@ -109,6 +109,12 @@ func Belongs(t *runtime.Tensor) bool {
 // repackUnit is the interleaving unit of t's rows (vec.RepackUnit), 0 when
 // t is not a matrix that is repacked.
 func repackUnit(t *runtime.Tensor) int {
+	// The type first: the CPU backend asks for every node's sources, and
+	// a q8_0 matrix (placed here, never interleaved) then costs no shape
+	// checks.
+	if t.Type != runtime.TypeQ4_0 && t.Type != runtime.TypeQ4_K {
+		return 0
+	}
 	if t.Ne[1] < 4 || t.Ne[2] != 1 || t.Ne[3] != 1 || !t.IsContiguous() || t.ViewSrc != nil {
 		return 0
 	}

@@ -93,6 +93,8 @@ func (c Config) CheckGenerate(prompt []int32, n int) error {
 // Sampler picks the next token from one row of logits (Vocab values).
 // *sample.Sampler (package model/sample: temperature, top-k, top-p,
 // min-p, a seed) is one.
+// The logits row is the model's until Sample returns (Generate reuses its
+// memory for the next token's): a sampler that keeps values copies them.
 type Sampler interface {
 	Sample(logits []float32) (int32, error)
 }
@@ -115,9 +117,13 @@ func (m *Model) GenerateWith(prompt []int32, n int, s Sampler, onStep func(Step)
 	m.Reset()
 	batch := prompt
 	var one [1]int32 // each generated token's batch
+	// logits: each step's, in the last step's memory (nothing keeps
+	// them past the step).
+	var logits []float32
 	for i := 0; i < n || i == 0; i++ {
 		t0 := time.Now()
-		logits, err := m.EvalLast(batch)
+		var err error
+		logits, err = m.eval(logits, batch, true)
 		dt := time.Since(t0)
 		if err != nil {
 			return r, err

@@ -186,15 +186,19 @@ type stepKey struct {
 	last bool
 }
 
-// maxSteps bounds the graphs a Model keeps (decode uses one per
-// attention window, a prompt one more).
+// maxSteps bounds the graphs a Model keeps (decode uses one, each
+// prompt shape one more).
 const maxSteps = 8
 
 // attnPad is the attention window's granule at single-token steps: a
-// decode graph attends over the cache rounded up to a multiple of it (the
-// slots past the current token masked to -inf), so one graph serves
-// attnPad consecutive tokens, as llama.cpp pads its KV window to 256.
-const attnPad = 256
+// token attends over the cache rounded up to a multiple of it (the slots
+// past the current token masked to -inf). The decode graph is built over
+// the whole context and narrowed to that window before each token
+// (step.narrow), so one graph serves every position; the granule keeps
+// the attention rows a whole number of the dot kernels' 32-float steps,
+// so that the masked slots only add zeros (see RATIONALE.md, "One decode
+// graph, narrowed to the attention window").
+const attnPad = 32
 
 // Phases split one Eval's wall time: building the graph (and checking the
 // backend supports it), placing it with the graph allocator, uploading
@@ -284,7 +288,7 @@ func (m *Model) prepareDecode() error {
 	if s, err = m.step(1, 0, true); err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
 	}
-	if err := m.alloc1.AllocGraph(s.g); err != nil {
+	if err := m.place(m.alloc1, s); err != nil {
 		return fmt.Errorf("llama: reserve: %w", err)
 	}
 	m.allocated1 = s
@@ -493,6 +497,13 @@ type step struct {
 	kSlots, vSlots []*runtime.Tensor
 	masks          []*runtime.Tensor
 	bound          int
+	// Per layer, the tensors whose shape is the attention window: the
+	// key and value views of the cache (kWin, vWin) and the scores before
+	// and after the mask and soft_max (scores: kq, masked, soft, layer
+	// after layer). attn is the window they have now, at most key.t.
+	kWin, vWin []*runtime.Tensor
+	scores     []*runtime.Tensor
+	attn       int
 }
 
 // window is the number of cache slots a batch of n tokens after nPast
@@ -506,10 +517,21 @@ func (m *Model) window(n, nPast int) int {
 	return t
 }
 
+// graphWindow is the attention window a kept graph for n tokens after
+// nPast is built with: the whole context for one token (step.narrow
+// narrows it to m.window before each token), m.window for a batch.
+func (m *Model) graphWindow(n, nPast int) int {
+	if n == 1 && m.sch == nil {
+		return m.cfg.Ctx
+	}
+	return m.window(n, nPast)
+}
+
 // build makes the graph that evaluates n tokens at positions nPast..:
 // it writes their keys and values into the cache (views of the slots, Cpy
 // into them) and attends over the first T cached slots, T =
-// m.window(n, nPast) (the causal mask hides the slots after each token).
+// m.graphWindow(n, nPast) (the causal mask hides the slots after each
+// token).
 // With last set, only the last token's logits are computed: after the
 // last layer's attention the batch narrows to its last row, as llama.cpp
 // computes only the outputs it is asked for.
@@ -517,13 +539,13 @@ func (m *Model) build(n, nPast int, last bool) (*step, error) {
 	cfg := m.cfg
 	ctx := runtime.NewContext()
 	g := runtime.NewGraph()
-	tw := m.window(n, nPast)
+	tw := m.graphWindow(n, nPast)
 	N, T := int64(n), int64(tw)
 	H, hd := int64(cfg.Heads), int64(cfg.HeadDim())
 	Hkv, dkv := int64(cfg.NKVHeads()), int64(cfg.KVDim())
 	const f32 = 4
 
-	s := &step{key: stepKey{n, tw, last}, g: g, bound: nPast}
+	s := &step{key: stepKey{n, tw, last}, g: g, bound: nPast, attn: tw}
 	s.tokens = ctx.NewTensor1D(runtime.TypeI32, N)
 	s.pos = ctx.NewTensor1D(runtime.TypeI32, N)
 	if ctx.Err() != nil {
@@ -630,9 +652,12 @@ func (m *Model) build(n, nPast int, last bool) (*step, error) {
 		K := ctx.View3D(ly.k, hd, T, Hkv, uint64(dkv)*f32, uint64(hd)*f32, 0)                     // {hd, T, Hkv}
 		V := ctx.View3D(ly.v, T, hd, Hkv, uint64(cfg.Ctx)*f32, uint64(cfg.Ctx)*uint64(hd)*f32, 0) // {T, hd, Hkv}
 		kq := named(ctx.MulMat(K, Q), "kq", l)                                                    // {T, N, H}
-		kq = ctx.DiagMaskInf(kq, nPast)
-		s.masks = append(s.masks, kq)
-		kq = named(ctx.SoftMaxExt(kq, nil, scale, 0), "kq_soft_max", l)
+		masked := ctx.DiagMaskInf(kq, nPast)
+		s.masks = append(s.masks, masked)
+		soft := named(ctx.SoftMaxExt(masked, nil, scale, 0), "kq_soft_max", l)
+		s.kWin, s.vWin = append(s.kWin, K), append(s.vWin, V)
+		s.scores = append(s.scores, kq, masked, soft)
+		kq = soft
 		kqv := ctx.MulMat(V, kq)                                   // {hd, N, H}
 		o := ctx.Cont4D(ctx.Permute(kqv, 0, 2, 1, 3), dq, N, 1, 1) // {dq, N}
 		if last && N > 1 && l == len(m.layers)-1 {
@@ -680,6 +705,9 @@ func (s *step) bind(m *Model, nPast int) error {
 	if nPast < 0 || nPast+n > s.key.t {
 		return fmt.Errorf("llama: a graph for %d tokens over %d slots cannot start at %d: %w", n, s.key.t, nPast, ErrContextFull)
 	}
+	if err := s.narrow(m.window(n, nPast)); err != nil {
+		return err
+	}
 	if nPast == s.bound {
 		return nil
 	}
@@ -701,6 +729,48 @@ func (s *step) bind(m *Model, nPast int) error {
 	}
 	s.bound = nPast
 	return nil
+}
+
+// narrow sets the attention window of s to the first t cache slots
+// (at most key.t, the window it was built and placed with): the key and
+// value views and the scores take t slots, the scores' rows t values.
+// Every tensor only shrinks from its placed size, so the graph's
+// allocation stays valid; the graph allocator places s at key.t
+// (Model.place).
+func (s *step) narrow(t int) error {
+	if t == s.attn {
+		return nil
+	}
+	if t < 1 || t > s.key.t {
+		return fmt.Errorf("llama: attention window %d outside the graph's 1..%d: %w", t, s.key.t, ErrContextFull)
+	}
+	T := int64(t)
+	for _, k := range s.kWin {
+		k.Ne[1] = T // {hd, T, Hkv}
+	}
+	for _, v := range s.vWin {
+		v.Ne[0] = T // {T, hd, Hkv}
+	}
+	for _, sc := range s.scores {
+		sc.Ne[0] = T // {T, N, H}, dense
+		sc.Nb = runtime.ContiguousStrides(sc.Type, sc.Ne)
+	}
+	s.attn = t
+	return nil
+}
+
+// place has al place s's graph at the window s was built with (its
+// largest), then narrows it back to the window it had.
+func (m *Model) place(al *gallocr.Allocator, s *step) error {
+	t := s.attn
+	if err := s.narrow(s.key.t); err != nil {
+		return err
+	}
+	err := al.AllocGraph(s.g)
+	if nerr := s.narrow(t); err == nil {
+		err = nerr
+	}
+	return err
 }
 
 // moveView moves view t to offs bytes into its base (ViewOffs, the VIEW
@@ -776,13 +846,13 @@ func (m *Model) Reserve(maxBatch int) error {
 // Eval runs tokens (appended after the cached ones) through the model and
 // returns their logits: len(tokens) rows of Vocab values. A batch larger
 // than the reserved one reserves again first.
-func (m *Model) Eval(tokens []int32) ([]float32, error) { return m.eval(tokens, false) }
+func (m *Model) Eval(tokens []int32) ([]float32, error) { return m.eval(nil, tokens, false) }
 
 // EvalLast is Eval returning the last token's logits only (Vocab values),
 // computed for that token alone after the last layer's attention: what a
 // generation needs, at a fraction of a long prompt's cost. The values
 // equal the last row of Eval's up to the order of float sums.
-func (m *Model) EvalLast(tokens []int32) ([]float32, error) { return m.eval(tokens, true) }
+func (m *Model) EvalLast(tokens []int32) ([]float32, error) { return m.eval(nil, tokens, true) }
 
 // step returns the graph for n tokens after nPast, bound to nPast: a kept
 // one of that shape, or a new one (kept on one backend; over several the
@@ -791,12 +861,15 @@ func (m *Model) step(n, nPast int, last bool) (*step, error) {
 	if m.sch != nil {
 		return m.build(n, nPast, last)
 	}
-	key := stepKey{n, m.window(n, nPast), last}
+	key := stepKey{n, m.graphWindow(n, nPast), last}
 	if s, ok := m.steps[key]; ok {
 		return s, s.bind(m, nPast)
 	}
 	s, err := m.build(n, nPast, last)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.narrow(m.window(n, nPast)); err != nil {
 		return nil, err
 	}
 	if m.steps == nil || len(m.steps) >= maxSteps {
@@ -806,7 +879,11 @@ func (m *Model) step(n, nPast int, last bool) (*step, error) {
 	return s, nil
 }
 
-func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
+// eval evaluates tokens and returns their logits (every row, or the last
+// with last set) in dst's memory when it has room, else in a new slice:
+// Generate passes the previous token's logits, so that a token allocates
+// nothing.
+func (m *Model) eval(dst []float32, tokens []int32, last bool) ([]float32, error) {
 	n := len(tokens)
 	if n == 0 {
 		return nil, fmt.Errorf("llama: eval: no tokens: %w", runtime.ErrShape)
@@ -846,7 +923,7 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 		}
 		if s != *placed {
 			*placed = nil
-			if err = al.AllocGraph(s.g); err == nil {
+			if err = m.place(al, s); err == nil {
 				*placed = s
 			}
 		}
@@ -888,7 +965,12 @@ func (m *Model) eval(tokens []int32, last bool) ([]float32, error) {
 	ph.Compute = t3.Sub(t2)
 	// The logits' little-endian bytes are read straight into the result
 	// (its own Go memory), then put in host order where that differs.
-	out := make([]float32, s.logits.NBytes()/4)
+	out := dst[:0]
+	if k := int(s.logits.NBytes() / 4); cap(out) >= k {
+		out = out[:k]
+	} else {
+		out = make([]float32, k)
+	}
 	if err := runtime.GetTensorData(s.logits, float32Bytes(out), 0); err != nil {
 		return nil, fmt.Errorf("llama: read logits: %w", err)
 	}

@@ -122,7 +122,17 @@ func rowDot(c *build.Context, name string, lv level, rows int, elem rowElem) {
 	c.JNZ(operand.LabelRef(loop))
 	for r := range rows {
 		c.VADDPS(v[5+2*r], v[4+2*r], v[4+2*r])
-		hsumStore(c, v[4+2*r], at(reg.RBX, 4*r), reg.Y2)
+	}
+	if rows == 4 && lv.bytes == 64 {
+		// The four rows' last halvings together (hsum4Store, the same
+		// additions in the same order): at a short row (attention's
+		// scores over 32-float heads, one loop trip) the four
+		// hsumStores were most of a call.
+		hsum4StoreWith(c, []reg.VecPhysical{v[4], v[6], v[8], v[10]}, at(reg.RBX, 0), 12)
+	} else {
+		for r := range rows {
+			hsumStore(c, v[4+2*r], at(reg.RBX, 4*r), reg.Y2)
+		}
 	}
 	c.VZEROUPPER()
 	c.RET()

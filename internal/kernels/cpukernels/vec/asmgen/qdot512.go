@@ -297,8 +297,13 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 // bits as four hsumStores, but the last two steps done for the four rows
 // at once: three VHADDPS and one store instead of eight and four.
 func hsum4Store(c *build.Context, acc []reg.VecPhysical, dst operand.Mem) {
-	y := []reg.VecPhysical{reg.Y4, reg.Y5, reg.Y6, reg.Y7}
-	x := []reg.VecPhysical{reg.X4, reg.X5, reg.X6, reg.X7}
+	hsum4StoreWith(c, acc, dst, 4)
+}
+
+// hsum4StoreWith is hsum4Store with the Y and X registers tmp..tmp+3 as
+// its temporaries (X0..X3 too), which must not hold an accumulator.
+func hsum4StoreWith(c *build.Context, acc []reg.VecPhysical, dst operand.Mem, tmp int) {
+	y, x := avx2.v[tmp:tmp+4], xmm[tmp:tmp+4]
 	for r, a := range acc {
 		t, u := y[r], xmm[r]
 		c.VEXTRACTF64X4(operand.Imm(1), a, t)
