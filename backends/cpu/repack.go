@@ -110,9 +110,8 @@ func Belongs(t *runtime.Tensor) bool {
 // t is not a matrix that is repacked.
 func repackUnit(t *runtime.Tensor) int {
 	// The type first: the CPU backend asks for every node's sources, and
-	// a q8_0 matrix (placed here, never interleaved) then costs no shape
-	// checks.
-	if t.Type != runtime.TypeQ4_0 && t.Type != runtime.TypeQ4_K {
+	// an f32 activation then costs no shape checks.
+	if t.Type != runtime.TypeQ4_0 && t.Type != runtime.TypeQ4_K && t.Type != runtime.TypeQ8_0 {
 		return 0
 	}
 	if t.Ne[1] < 4 || t.Ne[2] != 1 || t.Ne[3] != 1 || !t.IsContiguous() || t.ViewSrc != nil {
