@@ -57,6 +57,11 @@ func interleave4(dst, src []byte, rowSize, unit, rows int, undo bool) error {
 	}
 	units := rowSize / unit
 	full := rows / 4 * 4
+	if unit == 16 {
+		interleave16(dst, src, rowSize, full, undo)
+		copy(dst[full*rowSize:rows*rowSize], src[full*rowSize:rows*rowSize])
+		return nil
+	}
 	for g := 0; g < full; g += 4 {
 		base := g * rowSize
 		for r := range 4 {
@@ -73,6 +78,30 @@ func interleave4(dst, src []byte, rowSize, unit, rows int, undo bool) error {
 	}
 	copy(dst[full*rowSize:rows*rowSize], src[full*rowSize:rows*rowSize])
 	return nil
+}
+
+// interleave16 is interleave4's loop for 16-byte units over the first
+// full rows (a multiple of 4): fixed-size copies, which the compiler makes
+// two moves each, where copy() calls cost more than the 16 bytes.
+func interleave16(dst, src []byte, rowSize, full int, undo bool) {
+	for g := 0; g < full; g += 4 {
+		base := g * rowSize
+		grp := dst[base : base+4*rowSize]
+		plain := src[base : base+4*rowSize]
+		if undo {
+			grp, plain = plain, grp
+		}
+		r0, r1, r2, r3 := plain[:rowSize], plain[rowSize:2*rowSize], plain[2*rowSize:3*rowSize], plain[3*rowSize:4*rowSize]
+		for u := 0; u+16 <= rowSize; u += 16 {
+			q := (*[64]byte)(grp[4*u : 4*u+64])
+			p0, p1, p2, p3 := (*[16]byte)(r0[u:u+16]), (*[16]byte)(r1[u:u+16]), (*[16]byte)(r2[u:u+16]), (*[16]byte)(r3[u:u+16])
+			if undo {
+				*p0, *p1, *p2, *p3 = [16]byte(q[0:16]), [16]byte(q[16:32]), [16]byte(q[32:48]), [16]byte(q[48:64])
+			} else {
+				*(*[16]byte)(q[0:16]), *(*[16]byte)(q[16:32]), *(*[16]byte)(q[32:48]), *(*[16]byte)(q[48:64]) = *p0, *p1, *p2, *p3
+			}
+		}
+	}
 }
 
 // RepackedDots reports whether the interleaved decode dots run their

@@ -53,7 +53,6 @@ func kDot512R4(c *build.Context, t kTab) {
 	tab := func(name string, w [8]uint64) operand.Mem { return words(c, name, w[:]...) }
 	idxA := tab("kq4rA", lane(0x0f0e0d0c07060504, 0x0f0e0d0c0b0a0908))
 	idxB := tab("kq4rB", lane(0x0706050480808080, 0x0b0a090880808080))
-	srlA := tab("kq4rS", lane(0, 0x0000000400000000))
 	mskA := tab("kq4rM", lane(0x0f0f0f0f3f3f3f3f, 0x0f0f0f0f3f3f3f3f))
 	// The words d0..d3, dmin0..dmin3 of the first 64 bytes; the dwords
 	// 0, 4, 8, 12 (integer sums of rows 0..3) and 2, 6, 10, 14 (mins).
@@ -78,36 +77,50 @@ func kDot512R4(c *build.Context, t kTab) {
 	c.VMOVDQU64(minHi, reg.Z22)
 	c.VMOVDQU64(permD, reg.Z10)
 	c.VMOVDQU64(permS, reg.Z11)
+	c.VMOVDQU64(idxA, reg.Z14)
+	c.VMOVDQU64(idxB, reg.Z15)
+	c.VMOVDQU64(mskA, reg.Z16)
+	c.VMOVDQU64(t.z30, reg.Z17)
+	// K1: dword 3 of each lane (mins 4..7, whose low bits are the high
+	// nibbles of q[8..11]).
+	c.MOVL(operand.U32(0x8888), reg.EAX)
+	c.KMOVW(reg.EAX, reg.K1)
 	c.VXORPS(reg.X13, reg.X13, reg.X13)
 	c.Label("q4kr4loop")
-	for off := 0; off < 4*144; off += 64 {
+	for off := 0; kInterDist > 0 && off < 4*144; off += 64 {
 		c.PREFETCHT0(at(reg.RSI, kInterDist+off))
 	}
 	// The scales and mins of the four rows, one row a lane.
 	c.VMOVDQU64(at(reg.RSI, 0), reg.Z18)
-	c.VPSHUFB(idxA, reg.Z18, reg.Z19)
-	c.VPSHUFB(idxB, reg.Z18, reg.Z17)
-	c.VPSRLVD(srlA, reg.Z19, reg.Z19)
-	c.VPANDD(mskA, reg.Z19, reg.Z19)
-	c.VPSRLW(operand.Imm(2), reg.Z17, reg.Z17)
-	c.VPTERNLOGD(operand.Imm(0xf8), t.z30, reg.Z17, reg.Z19)
+	c.VPSHUFB(reg.Z14, reg.Z18, reg.Z19)
+	c.VPSHUFB(reg.Z15, reg.Z18, reg.Z4)
+	c.VPSRLD(operand.Imm(4), reg.Z19, reg.K1, reg.Z19)
+	c.VPANDD(reg.Z16, reg.Z19, reg.Z19)
+	c.VPSRLW(operand.Imm(2), reg.Z4, reg.Z4)
+	c.VPTERNLOGD(operand.Imm(0xf8), reg.Z17, reg.Z4, reg.Z19)
 	// The quants: chunk q holds bytes 16q..16q+15 of every row's 128,
 	// sub-blocks 2(q/2) (low nibbles) and 2(q/2)+1 (high).
 	for q := range 8 {
 		i, h := q/2, q%2
-		if h == 0 {
-			c.VPSHUFB(z[23+2*i], reg.Z19, reg.Z6)
-			c.VPSHUFB(z[24+2*i], reg.Z19, reg.Z7)
-		}
-		w := at(reg.RSI, 64+64*q)
-		c.VPANDD(w, reg.Z31, reg.Z0)
-		c.VPSRLW(operand.Imm(4), w, reg.Z1)
+		p := z[4+2*h : 6+2*h] // the pair sums of chunk 2i (Z4, Z5), 2i+1 (Z6, Z7)
+		c.VMOVDQU64(at(reg.RSI, 64+64*q), reg.Z1)
+		c.VPANDD(reg.Z1, reg.Z31, reg.Z0)
+		c.VPSRLW(operand.Imm(4), reg.Z1, reg.Z1)
 		c.VPANDD(reg.Z31, reg.Z1, reg.Z1)
 		c.VBROADCASTI32X4(at(reg.R8, 4+64*i+16*h), reg.Z2)
 		c.VBROADCASTI32X4(at(reg.R8, 4+64*i+32+16*h), reg.Z3)
-		c.VPMADDUBSW(reg.Z2, reg.Z0, reg.Z4)
-		c.VPMADDUBSW(reg.Z3, reg.Z1, reg.Z5)
-		if q == 0 {
+		c.VPMADDUBSW(reg.Z2, reg.Z0, p[0])
+		c.VPMADDUBSW(reg.Z3, reg.Z1, p[1])
+		if h == 0 {
+			continue
+		}
+		// The two chunks of a sub-block: each word the sum of four
+		// products (|·| ≤ 4·15·128, exact in int16), times the scale.
+		c.VPADDW(reg.Z6, reg.Z4, reg.Z4)
+		c.VPADDW(reg.Z7, reg.Z5, reg.Z5)
+		c.VPSHUFB(z[23+2*i], reg.Z19, reg.Z6)
+		c.VPSHUFB(z[24+2*i], reg.Z19, reg.Z7)
+		if i == 0 {
 			c.VPMADDWD(reg.Z6, reg.Z4, reg.Z8)
 			c.VPMADDWD(reg.Z7, reg.Z5, reg.Z9)
 		} else {
@@ -116,32 +129,32 @@ func kDot512R4(c *build.Context, t kTab) {
 		}
 	}
 	// The mins' sums: Σ_k m[k/2]·bsums[k], in two halves of eight.
-	c.VPSHUFB(reg.Z21, reg.Z19, reg.Z14)
-	c.VBROADCASTI32X4(at(reg.R8, 260), reg.Z15)
-	c.VPMADDWD(reg.Z15, reg.Z14, reg.Z12)
-	c.VPSHUFB(reg.Z22, reg.Z19, reg.Z14)
-	c.VBROADCASTI32X4(at(reg.R8, 276), reg.Z15)
-	vnni(c, "VPDPWSSD", reg.Z15, reg.Z14, reg.Z12)
+	c.VPSHUFB(reg.Z21, reg.Z19, reg.Z0)
+	c.VBROADCASTI32X4(at(reg.R8, 260), reg.Z2)
+	c.VPMADDWD(reg.Z2, reg.Z0, reg.Z12)
+	c.VPSHUFB(reg.Z22, reg.Z19, reg.Z1)
+	c.VBROADCASTI32X4(at(reg.R8, 276), reg.Z3)
+	vnni(c, "VPDPWSSD", reg.Z3, reg.Z1, reg.Z12)
 	// Lane r: 4 dwords of row r's integer sum (Z8+Z9) and of its mins'
-	// (Z12); to [isum r0..r3, summs r0..r3] in Y16.
+	// (Z12); to [isum r0..r3, summs r0..r3] in Y0.
 	c.VPADDD(reg.Z9, reg.Z8, reg.Z8)
-	c.VPUNPCKLQDQ(reg.Z12, reg.Z8, reg.Z16)
-	c.VPUNPCKHQDQ(reg.Z12, reg.Z8, reg.Z17)
-	c.VPADDD(reg.Z17, reg.Z16, reg.Z16)
-	c.VPSHUFD(operand.Imm(0xb1), reg.Z16, reg.Z17)
-	c.VPADDD(reg.Z17, reg.Z16, reg.Z16)
-	c.VPERMD(reg.Z16, reg.Z11, reg.Z16)
+	c.VPUNPCKLQDQ(reg.Z12, reg.Z8, reg.Z0)
+	c.VPUNPCKHQDQ(reg.Z12, reg.Z8, reg.Z1)
+	c.VPADDD(reg.Z1, reg.Z0, reg.Z0)
+	c.VPSHUFD(operand.Imm(0xb1), reg.Z0, reg.Z1)
+	c.VPADDD(reg.Z1, reg.Z0, reg.Z0)
+	c.VPERMD(reg.Z0, reg.Z11, reg.Z0)
 	// The float step of kFloat, four lanes at once: [d·dy, dmin·dy] times
 	// [isum, summs], then the difference added to the sums.
 	c.VPERMW(reg.Z18, reg.Z10, reg.Z20)
 	c.VCVTPH2PS(reg.X20, reg.Y20)
-	c.VBROADCASTSS(at(reg.R8, 0), reg.Y17)
-	c.VMULPS(reg.Y17, reg.Y20, reg.Y20)
-	c.VCVTDQ2PS(reg.Y16, reg.Y16)
-	c.VMULPS(reg.Y16, reg.Y20, reg.Y16)
-	c.VEXTRACTF32X4(operand.Imm(1), reg.Y16, reg.X17)
-	c.VSUBPS(reg.X17, reg.X16, reg.X16)
-	c.VADDPS(reg.X16, reg.X13, reg.X13)
+	c.VBROADCASTSS(at(reg.R8, 0), reg.Y1)
+	c.VMULPS(reg.Y1, reg.Y20, reg.Y20)
+	c.VCVTDQ2PS(reg.Y0, reg.Y0)
+	c.VMULPS(reg.Y0, reg.Y20, reg.Y0)
+	c.VEXTRACTF32X4(operand.Imm(1), reg.Y0, reg.X1)
+	c.VSUBPS(reg.X1, reg.X0, reg.X0)
+	c.VADDPS(reg.X0, reg.X13, reg.X13)
 	c.ADDQ(operand.I32(4*144), reg.RSI)
 	c.ADDQ(operand.I32(292), reg.R8)
 	c.DECQ(reg.RCX)
