@@ -19,10 +19,12 @@ import (
 //     bytes of all four: their low nibbles are elements of one sub-block
 //     of every row, the high nibbles of the next, and each meets one
 //     16-byte piece of the plain q8_K activation broadcast to the four
-//     lanes (VBROADCASTI32X4). VPMADDUBSW and VPDPWSSD then sum each
-//     row in its own lane with the sub-block's scale word of that row
-//     (one VPSHUFB of the unpacked scales per sub-block for all four
-//     rows), so no row needs its own horizontal sums either.
+//     lanes (VBROADCASTI32X4). VPMADDUBSW sums each row's products in its
+//     own lane, the two chunks of a sub-block are added in int16 (four
+//     products a word, at most 4·15·128 in magnitude), and one VPDPWSSD
+//     applies the sub-block's scale word of each row (one VPSHUFB of the
+//     unpacked scales per sub-block for all four rows), so no row needs
+//     its own horizontal sums either.
 //
 // The mins' term takes the activation's 16-quant sums as they are stored
 // (each min word twice, two VPMADDWD). The int32 sums are exact, so they
@@ -35,14 +37,15 @@ import (
 //
 // Registers: SI the group's super-block, R8 the activation's, CX
 // super-blocks left; Z0/Z1 the low/high nibbles, Z2/Z3 their activation,
-// Z4/Z5 the pair sums, Z6/Z7 scale words, Z8/Z9 the int32 sums (low and
-// high nibbles), Z12 the mins' sums, Z14/Z15 min words and block sums,
-// Z16/Z17/Z20 temporaries, Z18 the group's first 64 bytes, Z19 the
-// unpacked scales (lane r: row r's scales 0..7, mins 0..7 in bytes), X13
-// the float sums; constants: Z10 the VPERMW index of the halves d and
-// dmin, Z11 the VPERMD index of the sums, Z21/Z22 the VPSHUFB controls of
-// the min words, Z23..Z30 those of the scale words of sub-blocks 0..7,
-// Z31 the nibble mask.
+// Z4..Z7 the pair sums of a sub-block pair's two chunks (then Z6/Z7 the
+// scale words), Z8/Z9 the int32 sums (low and high nibbles), Z12 the
+// mins' sums, Z18 the group's first 64 bytes, Z19 the unpacked scales
+// (lane r: row r's scales 0..7, mins 0..7 in bytes), X13 the float sums;
+// Z0..Z3 are temporaries after the quants; constants: Z10 the VPERMW
+// index of the halves d and dmin, Z11 the VPERMD index of the sums,
+// Z14..Z17 the scale unpacking's (VPSHUFB controls, mask, 0x30), Z21/Z22
+// the VPSHUFB controls of the min words, Z23..Z30 those of the scale words
+// of sub-blocks 0..7, Z31 the nibble mask; K1 dword 3 of each lane.
 func kDot512R4(c *build.Context, t kTab) {
 	z := avx512.v
 	// In each 128-bit lane (one row: d, dmin, q[0..11] at bytes 4..15):
