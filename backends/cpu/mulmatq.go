@@ -186,7 +186,8 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	// activation row is also packed for them (vec.PackQ8_0ForQ4), and the
 	// rows' dots read the packed copy. q4_K at decode (one activation
 	// row): the row packed by vec.PackQ8_KForQ4K, for the four-weight-row
-	// kernel (same bits as unpacked). Repacked q8_0 at decode: the row
+	// kernel (same bits as unpacked), unless the weights are Repacked,
+	// whose kernel reads the plain row. Repacked q8_0 at decode: the row
 	// packed by vec.PackQ8_0ForQ8R for vec.DotQ8_0RowsRepacked.
 	var qp []byte
 	var pack func(dst, y []byte, nb int) error
@@ -194,7 +195,7 @@ func mulMatQuantKernels(t *runtime.Tensor, dm, am, bm []byte, sp *scratchPool, n
 	switch {
 	case a.Type == runtime.TypeQ4_0 && vec.Q4PackedDots():
 		pack = vec.PackQ8_0ForQ4
-	case a.Type == runtime.TypeQ4_K && vec.Q4KPackedDots() && m == 1:
+	case a.Type == runtime.TypeQ4_K && vec.Q4KPackedDots() && m == 1 && !Repacked(a):
 		pack, prow = vec.PackQ8_KForQ4K, qrow
 	case a.Type == runtime.TypeQ8_0 && Repacked(a) && m == 1:
 		pack, prow = vec.PackQ8_0ForQ8R, int64(vec.Q8RPackedBytes(nb))
@@ -335,7 +336,7 @@ func decodeDot(t *runtime.Tensor, dm, am, q, qp []byte, qrow, prow int64, nb int
 		case rep && a.Type == runtime.TypeQ8_0:
 			err = vec.DotQ8_0RowsRepacked(C, w, y, qp[batch*prow:(batch+1)*prow], nb)
 		case rep && a.Type == runtime.TypeQ4_K:
-			err = vec.DotQ4_KRowsRepacked(C, w, y, qp[batch*prow:(batch+1)*prow], nb)
+			err = vec.DotQ4_KRowsRepacked(C, w, y, nb)
 		case rep:
 			err = vec.DotQ4_0RowsRepacked(C, w, qp[batch*prow:(batch+1)*prow], nb)
 		case qp != nil && a.Type == runtime.TypeQ4_K:

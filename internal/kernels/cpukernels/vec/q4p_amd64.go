@@ -50,7 +50,7 @@ func dotQ4_KRowsPacked(dst []float32, w []byte, stride int, y, yp []byte, nb int
 func dotQ4Px4IAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
 
 //go:noescape
-func q4KDot4WPIAVX512(w *byte, stride int, y *byte, nb int, dst *float32)
+func q4KDot4RAVX512(w *byte, y *byte, nb int, dst *float32)
 
 func dotQ4_0RowsRepacked(dst []float32, w []byte, yp []byte, nb int) {
 	rs := nb * Q4_0BlockSize
@@ -69,17 +69,17 @@ func dotQ4_0RowsRepacked(dst []float32, w []byte, yp []byte, nb int) {
 	}
 }
 
-func dotQ4_KRowsRepacked(dst []float32, w []byte, y, yp []byte, nb int) {
+func dotQ4_KRowsRepacked(dst []float32, w []byte, y []byte, nb int) {
 	rs := nb * Q4_KBlockSize
 	if !useK512 {
-		deinterleaveRows(dst, w, rs, Q4_KBlockSize, func(d []float32, plain []byte) {
+		deinterleaveRows(dst, w, rs, RepackUnit(true, nb), func(d []float32, plain []byte) {
 			dotQ4_KMat(d, len(d), plain, rs, len(d), y, nb*Q8_KBlockSize, 1, nb)
 		})
 		return
 	}
 	r := 0
 	for ; r+4 <= len(dst); r += 4 {
-		q4KDot4WPIAVX512(&w[r*rs], Q4_KBlockSize, &yp[0], nb, &dst[r])
+		q4KDot4RAVX512(&w[r*rs], &y[0], nb, &dst[r])
 	}
 	for ; r < len(dst); r++ {
 		dst[r] = q4KDot1AVX512(&w[r*rs], &y[0], nb)

@@ -25,9 +25,9 @@ func dotQ4_0RowsRepacked(dst []float32, w []byte, yp []byte, nb int) {
 	})
 }
 
-func dotQ4_KRowsRepacked(dst []float32, w []byte, y, _ []byte, nb int) {
+func dotQ4_KRowsRepacked(dst []float32, w []byte, y []byte, nb int) {
 	rs := nb * Q4_KBlockSize
-	deinterleaveRows(dst, w, rs, Q4_KBlockSize, func(d []float32, plain []byte) {
+	deinterleaveRows(dst, w, rs, RepackUnit(true, nb), func(d []float32, plain []byte) {
 		dotQ4_KMat(d, len(d), plain, rs, len(d), y, nb*Q8_KBlockSize, 1, nb)
 	})
 }

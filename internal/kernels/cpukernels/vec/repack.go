@@ -3,23 +3,31 @@ package vec
 import "fmt"
 
 // Weights repacked for decode: a matrix of q4_0 or q4_K rows is stored
-// with every four consecutive rows interleaved unit by unit (q4_0: four
-// blocks, 72 bytes; q4_K: one super-block, 144 bytes), so that the four
-// rows a decode kernel reads together lie in one sequential stream
-// instead of four streams a row apart. Rows past the last full four stay
-// as they were; the matrix keeps its size. The interleaved kernels do the
-// plain kernels' arithmetic in the plain kernels' order on the same
-// bytes, so a repacked product has the plain one's bits.
+// with every four consecutive rows interleaved unit by unit, so that the
+// four rows a decode kernel reads together lie in one sequential stream
+// instead of four streams a row apart. q4_0's unit is four blocks (72
+// bytes), the packed kernel's step. q4_K's is 16 bytes: a super-block of
+// four rows becomes their d, dmin and scales side by side (one row per
+// 128-bit lane, unpacked for all four at once) and then, 64 bytes at a
+// time, the same 16 quant bytes of each row, which the kernel sums in one
+// lane per row (see RATIONALE.md, "q4_K repacked by 16-byte units"). Rows
+// past the last full four stay as they were; the matrix keeps its size.
+// The interleaved kernels' integer sums are exact and their float steps
+// the plain kernels' in the plain kernels' order, so a repacked product
+// has the plain one's bits.
+
+// Q4KRepackUnit is the interleaving unit of repacked q4_K rows in bytes.
+const Q4KRepackUnit = 16
 
 // RepackUnit is the interleaving unit of a row of nb blocks of type
-// repacked (q4_0: 4 blocks, 72 bytes; q4_K: 1 super-block, 144 bytes), or
-// 0 when rows of that type and length are not repacked.
+// repacked (q4_0: 4 blocks, 72 bytes; q4_K: Q4KRepackUnit bytes), or 0
+// when rows of that type and length are not repacked.
 func RepackUnit(q4K bool, nb int) int {
 	switch {
 	case nb <= 0:
 		return 0
 	case q4K:
-		return Q4_KBlockSize
+		return Q4KRepackUnit
 	case nb%4 == 0:
 		return 4 * Q4_0BlockSize
 	}
@@ -49,6 +57,11 @@ func interleave4(dst, src []byte, rowSize, unit, rows int, undo bool) error {
 	}
 	units := rowSize / unit
 	full := rows / 4 * 4
+	if unit == 16 {
+		interleave16(dst, src, rowSize, full, undo)
+		copy(dst[full*rowSize:rows*rowSize], src[full*rowSize:rows*rowSize])
+		return nil
+	}
 	for g := 0; g < full; g += 4 {
 		base := g * rowSize
 		for r := range 4 {
@@ -65,6 +78,30 @@ func interleave4(dst, src []byte, rowSize, unit, rows int, undo bool) error {
 	}
 	copy(dst[full*rowSize:rows*rowSize], src[full*rowSize:rows*rowSize])
 	return nil
+}
+
+// interleave16 is interleave4's loop for 16-byte units over the first
+// full rows (a multiple of 4): fixed-size copies, which the compiler makes
+// two moves each, where copy() calls cost more than the 16 bytes.
+func interleave16(dst, src []byte, rowSize, full int, undo bool) {
+	for g := 0; g < full; g += 4 {
+		base := g * rowSize
+		grp := dst[base : base+4*rowSize]
+		plain := src[base : base+4*rowSize]
+		if undo {
+			grp, plain = plain, grp
+		}
+		r0, r1, r2, r3 := plain[:rowSize], plain[rowSize:2*rowSize], plain[2*rowSize:3*rowSize], plain[3*rowSize:4*rowSize]
+		for u := 0; u+16 <= rowSize; u += 16 {
+			q := (*[64]byte)(grp[4*u : 4*u+64])
+			p0, p1, p2, p3 := (*[16]byte)(r0[u:u+16]), (*[16]byte)(r1[u:u+16]), (*[16]byte)(r2[u:u+16]), (*[16]byte)(r3[u:u+16])
+			if undo {
+				*p0, *p1, *p2, *p3 = [16]byte(q[0:16]), [16]byte(q[16:32]), [16]byte(q[32:48]), [16]byte(q[48:64])
+			} else {
+				*(*[16]byte)(q[0:16]), *(*[16]byte)(q[16:32]), *(*[16]byte)(q[32:48]), *(*[16]byte)(q[48:64]) = *p0, *p1, *p2, *p3
+			}
+		}
+	}
 }
 
 // RepackedDots reports whether the interleaved decode dots run their
@@ -107,17 +144,17 @@ func DotQ4_0RowsRepacked(dst []float32, w []byte, yp []byte, nb int) error {
 	return nil
 }
 
-// DotQ4_KRowsRepacked is DotQ4_KRowsPacked on rows interleaved by
-// Interleave4 (unit RepackUnit(true, nb)), with w and dst as
-// DotQ4_0RowsRepacked's. The bits are DotQ4_KRows'.
-func DotQ4_KRowsRepacked(dst []float32, w []byte, y, yp []byte, nb int) error {
+// DotQ4_KRowsRepacked is DotQ4_KRows on rows interleaved by Interleave4
+// (unit RepackUnit(true, nb)) with the plain q8_K activation row y, with
+// w and dst as DotQ4_0RowsRepacked's. The bits are DotQ4_KRows'.
+func DotQ4_KRowsRepacked(dst []float32, w []byte, y []byte, nb int) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	if err := checkRepacked(len(dst), len(w), nb, Q4_KBlockSize, min(len(y), len(yp)), nb*Q8_KBlockSize); err != nil {
+	if err := checkRepacked(len(dst), len(w), nb, Q4_KBlockSize, len(y), nb*Q8_KBlockSize); err != nil {
 		return err
 	}
-	dotQ4_KRowsRepacked(dst, w, y, yp, nb)
+	dotQ4_KRowsRepacked(dst, w, y, nb)
 	return nil
 }
 

@@ -57,7 +57,7 @@ func TestRepackedDots(t *testing.T) {
 						if err := DotQ4_KRowsPacked(want, w, rs, y, yp, qb); err != nil {
 							t.Fatal(err)
 						}
-						if err := DotQ4_KRowsRepacked(got[:rows], rp, y, yp, qb); err != nil {
+						if err := DotQ4_KRowsRepacked(got[:rows], rp, y, qb); err != nil {
 							t.Fatal(err)
 						}
 					} else {
@@ -103,15 +103,15 @@ func TestRepackErrors(t *testing.T) {
 		{"q4_0 blocks not a multiple of 4", DotQ4_0RowsRepacked(dst, b, b, 3)},
 		{"short q4_0 weights", DotQ4_0RowsRepacked(dst, b[:10], b, 4)},
 		{"short q4_0 activation", DotQ4_0RowsRepacked(dst, b, b[:10], 4)},
-		{"short q4_K weights", DotQ4_KRowsRepacked(dst, b[:10], b, b, 1)},
-		{"short q4_K activation", DotQ4_KRowsRepacked(dst, b, b, b[:10], 1)},
-		{"zero q4_K blocks", DotQ4_KRowsRepacked(dst, b, b, b, 0)},
+		{"short q4_K weights", DotQ4_KRowsRepacked(dst, b[:10], b, 1)},
+		{"short q4_K activation", DotQ4_KRowsRepacked(dst, b, b[:10], 1)},
+		{"zero q4_K blocks", DotQ4_KRowsRepacked(dst, b, b, 0)},
 	} {
 		if !errors.Is(c.err, ErrShape) {
 			t.Errorf("%s: %v, want ErrShape", c.name, c.err)
 		}
 	}
-	if RepackUnit(false, 6) != 0 || RepackUnit(false, 8) != 4*Q4_0BlockSize || RepackUnit(true, 1) != Q4_KBlockSize {
+	if RepackUnit(false, 6) != 0 || RepackUnit(false, 8) != 4*Q4_0BlockSize || RepackUnit(true, 1) != Q4KRepackUnit {
 		t.Error("RepackUnit")
 	}
 }
@@ -161,7 +161,7 @@ func BenchmarkRepackedDecode(b *testing.B) {
 		run := func(rep bool, r0, r1 int) {
 			switch {
 			case q4K && rep:
-				_ = DotQ4_KRowsRepacked(dst[r0:r1], rp[r0*rs:], y, yp, nb)
+				_ = DotQ4_KRowsRepacked(dst[r0:r1], rp[r0*rs:], y, nb)
 			case q4K:
 				_ = DotQ4_KRowsPacked(dst[r0:r1], w[r0*rs:], rs, y, yp, nb)
 			case rep:

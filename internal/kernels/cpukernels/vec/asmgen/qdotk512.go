@@ -34,10 +34,10 @@ func genQDotK512(c *build.Context) {
 		kDot512(c, k, 1, t)
 	}
 	for _, k := range []kKind{kQ4, kQ5, kQ6} {
-		kDot512W4(c, k, t, false, false)
+		kDot512W4(c, k, t, false)
 	}
-	kDot512W4(c, kQ4, t, true, false)
-	kDot512W4(c, kQ4, t, true, true)
+	kDot512W4(c, kQ4, t, true)
+	kDot512R4(c, t)
 }
 
 // kInterDist is the prefetch distance of the interleaved kernel in bytes.
@@ -540,7 +540,7 @@ func kScaled(c *build.Context, w []reg.GPPhysical, off int, x reg.VecPhysical) {
 // packed by vec.PackQ8_KForQ4K: each weight row's quants are then two
 // loads and masks (kUnpackQ4P) instead of four broadcasts, shifts and
 // masks, and the exact integer sums, so the results, are the same.
-func kDot512W4(c *build.Context, k kKind, t kTab, packed, inter bool) {
+func kDot512W4(c *build.Context, k kKind, t kTab, packed bool) {
 	b := kBlocks[k]
 	z := avx512.v
 	sum := reg.X24
@@ -550,9 +550,6 @@ func kDot512W4(c *build.Context, k kKind, t kTab, packed, inter bool) {
 	name, what := b.name+"Dot4WAVX512", "q8_K row y, for r < 4."
 	if packed {
 		name, what = b.name+"Dot4WPAVX512", "q8_K row y packed by PackQ8_KForQ4K, for r < 4."
-	}
-	if inter {
-		name = b.name + "Dot4WPIAVX512"
 	}
 	fn(c, name, "func(w *byte, stride int, y *byte, nb int, dst *float32)",
 		"dst[r] = the dot of the weight row w+r·stride (nb super-blocks) with the",
@@ -575,15 +572,9 @@ func kDot512W4(c *build.Context, k kKind, t kTab, packed, inter bool) {
 		}
 		loop = b.name[:2] + "kw4ploop"
 	}
-	if inter {
-		loop = b.name[:2] + "kw4piloop"
-	}
 	c.VXORPS(sum, sum, sum)
 	c.Label(loop)
-	for off := 0; inter && kInterDist > 0 && off < 4*b.bytes; off += 64 {
-		c.PREFETCHT0(at(reg.RBX, kInterDist+off))
-	}
-	for off := 0; !inter && off < b.bytes; off += 64 {
+	for off := 0; off < b.bytes; off += 64 {
 		c.PREFETCHT0(at(reg.R12, off))
 		c.PREFETCHT0(idx(reg.R12, off, reg.RAX, 1))
 		c.PREFETCHT0(at(reg.R13, off))
@@ -604,12 +595,8 @@ func kDot512W4(c *build.Context, k kKind, t kTab, packed, inter bool) {
 	}
 	c.VBROADCASTSS(at(reg.R8, 0), reg.X20)
 	kFloat(c, b, rows)
-	adv := b.bytes
-	if inter {
-		adv = 4 * b.bytes
-	}
 	for _, p := range append(rows, reg.R12, reg.R13) {
-		c.ADDQ(operand.I32(adv), p)
+		c.ADDQ(operand.I32(b.bytes), p)
 	}
 	c.ADDQ(operand.I32(292), reg.R8)
 	c.DECQ(reg.RCX)
