@@ -71,6 +71,18 @@ var Claimed = map[string][]string{
 	},
 }
 
+// ClaimedDeclining lists, per backend, the ops for which every case the
+// backend runs passes while it declines the rest: its SupportsOp says no,
+// and test-backend-ops, asking through gogml's op-support query
+// (rpcwire.CmdGogmlSupportsOp), reports those cases "not supported". A
+// weaker claim than Claimed's, for kernels that cover some of an op's
+// types or shapes; an op moves to Claimed once it declines nothing. From
+// the run of 2026-12-02 14:0x-14:5x UTC (make ggml-conformance's method on
+// the ops whose OpenGL cases had failed before the query).
+var ClaimedDeclining = map[string][]string{
+	"opengl": {},
+}
+
 // CISubset lists, per backend, the claimed ops make test-ggml runs on
 // every CI run: those whose cases finish in a few seconds over RPC on two
 // cores. ADD/SUB/MUL/DIV/CONT, ARGSORT, TOP_K and ROPE_BACK take a minute

@@ -517,6 +517,14 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " / ")
 }
 
+// summaryOrNotRun is summary, or "not run" where r is nil.
+func summaryOrNotRun(r *ggmlpeer.OpResult, note string) string {
+	if r == nil {
+		return "not run (" + note + ")"
+	}
+	return summary(r, note)
+}
+
 func summary(r *ggmlpeer.OpResult, note string) string {
 	s := fmt.Sprintf("%d passed, %d failed, %d not supported, %d not supported by the reference", r.Passed, r.Failed, r.NotSupported, r.RefNotSupported)
 	if r.Unfinished != "" {
@@ -703,6 +711,14 @@ func checkClaims(cols []column, ops, archs []string) error {
 			}
 			if !r.Clean() {
 				bad = append(bad, fmt.Sprintf("%s %s: %s", c.backend, op, summary(r, c.notes[op])))
+			}
+		}
+		for _, op := range ggmlpeer.ClaimedDeclining[c.backend] {
+			if !slices.Contains(ops, op) {
+				continue
+			}
+			if r := c.results[op]; r == nil || !r.Passes() {
+				bad = append(bad, fmt.Sprintf("%s %s (declining the cases it lacks): %s", c.backend, op, summaryOrNotRun(r, c.notes[op])))
 			}
 		}
 	}
