@@ -78,7 +78,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.cfg.Ctx, "ctx", o.cfg.Ctx, "context length (KV cache slots)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress line on stderr")
 	fs.BoolVar(&o.perToken, "per-token", true, "print each generated token's time")
-	fs.BoolVar(&o.noRepack, "no-repack", false, "with -model on the CPU: keep q4_0/q4_K/q8_0 weights in the file's mapping instead of moving them to the repacking buffer (q4_0/q4_K/q8_0 interleaved by four rows) for the decode dots (llama.cpp's --no-repack)")
+	fs.BoolVar(&o.noRepack, "no-repack", false, "with -model on the CPU: keep q4_0/q4_K/q8_0 weights (and f16 ones the mapping serves with 4 KiB pages) in the file's mapping instead of moving them to the repacking buffer (q4_0/q4_K/q8_0 interleaved by four rows) for the decode dots (llama.cpp's --no-repack)")
 	fs.BoolVar(&o.noRepack, "nr", false, "the same as -no-repack")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a Go CPU profile of the prompt and generation to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {

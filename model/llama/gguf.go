@@ -393,8 +393,13 @@ type LoadOptions struct {
 	// default the q4_0, q4_K and q8_0 matrices that only MUL_MAT reads
 	// are copied into the CPU's repacking buffer type
 	// (cpu.RepackBufferType, cpu.Belongs), where the decode dots read them
-	// faster, as llama.cpp repacks its CPU weights (its --no-repack).
+	// faster, as llama.cpp repacks its CPU weights (its --no-repack), and
+	// so are the f16 matrices of which the mapping serves some bytes with
+	// 4 KiB pages instead of huge ones.
 	NoRepack bool
+	// smallPages stands in for smallPages in tests (nil: the kernel's
+	// answer).
+	smallPages func(b []byte) ([][2]uint64, bool)
 }
 
 // uploadChunk is the most bytes one SetTensorData call uploads.
@@ -471,19 +476,31 @@ func newFromMapped(mf *gguf.Mapped, o LoadOptions) (*Model, error) {
 			}
 			if o.Backend.SupportsBufferType(buf.Type()) {
 				owned = false // the buffer closes the mapping when freed
-				prefaultMapping(mf, o.Backend.Device().TotalMemory)
+				populated := prefaultMapping(mf, o.Backend.Device().TotalMemory)
 				m.wbuf = buf
 				buf.SetUsage(runtime.UsageWeights)
 				rbt, repack := cpu.NewRepackBufferType()
 				repack = repack && !o.NoRepack && o.Backend.SupportsBufferType(rbt)
+				var small [][2]uint64 // the mapping's ranges without huge pages
+				known := false
+				// Past the last whole huge page of the file no page can be
+				// huge: that tail does not count.
+				fileHuge := uint64(len(mf.Bytes())) &^ (hugePage - 1)
+				if scan := o.smallPages; repack && populated {
+					if scan == nil {
+						scan = smallPages
+					}
+					small, known = scan(mf.Bytes())
+				}
 				var rep []int // the tensors left for the repacking buffer
 				for i, t := range ctx.Tensors() {
 					m.stats.WeightsBytes += t.NBytes()
-					if repack && t != m.tokEmb && cpu.Belongs(t) {
+					off := mf.DataOffset + infos[0][i].Offset
+					if repack && t != m.tokEmb && (cpu.Belongs(t) || populated && smallPagedF16(t, off, small, known, fileHuge)) {
 						rep = append(rep, i)
 						continue
 					}
-					if err := runtime.TensorAlloc(buf, t, mf.DataOffset+infos[0][i].Offset); err != nil {
+					if err := runtime.TensorAlloc(buf, t, off); err != nil {
 						return fmt.Errorf("llama: place weight %q in the mapping: %w", t.Name, err)
 					}
 				}
@@ -559,24 +576,56 @@ func dropPages(b []byte) {
 	_ = unix.Madvise(b[lo-start:hi-start], unix.MADV_DONTNEED)
 }
 
+// hugePage is the size of a transparent huge page (a PMD's reach on
+// x86-64, and on arm64 with 4 KiB pages).
+const hugePage = 2 << 20
+
+// smallPagedF16 reports whether t, an f16 weight matrix at byte off of
+// the file's mapping, should move to the repacking buffer's memory: where
+// part of its bytes before byte limit (the end of the file's last whole
+// huge page: the rest can never be mapped huge) lies in small, the
+// mapping's ranges without huge-page entries, or where that is not
+// known. This project's virtual machines read weights mapped 4 KiB at a
+// time at a fraction of the speed of huge-page-mapped ones, and the
+// buffer asks for transparent huge pages; bytes the mapping already
+// serves with huge pages are read as fast in place and need no copy. See
+// RATIONALE.md, "f16 weights moved off 4 KiB pages".
+func smallPagedF16(t *runtime.Tensor, off uint64, small [][2]uint64, known bool, limit uint64) bool {
+	if t.Type != runtime.TypeF16 || t.Ne[1] < 4 || t.Ne[2] != 1 || t.Ne[3] != 1 || !t.IsContiguous() || t.ViewSrc != nil {
+		return false
+	}
+	if !known {
+		return true
+	}
+	end := min(off+t.NBytes(), limit)
+	i := sort.Search(len(small), func(i int) bool { return small[i][1] > off })
+	return i < len(small) && small[i][0] < end
+}
+
 // prefaultMapping maps the file's pages into the process before the
 // first graph reads them (madvise MADV_POPULATE_READ, or MADV_WILLNEED's
 // read-ahead where the kernel lacks it), as llama.cpp's loader does with
 // MAP_POPULATE, then reads one byte of every page: otherwise the prompt,
 // the first graph, pays a page fault per 4 KiB of weights it reads, and
 // on this project's virtual machines the first read of each populated
-// page costs about as much again. A file larger than half of RAM (ram, 0:
-// unknown) is left to fault in as it is read, so that one larger than
-// RAM still loads quickly. Errors only lose the speed-up. See
-// RATIONALE.md, "Weights and compute memory touched at load".
-func prefaultMapping(mf *gguf.Mapped, ram uint64) {
+// page costs about as much again. The mapping asks for transparent huge
+// pages first, so that pages not yet cached are read in 2 MiB folios,
+// each then mapped by one huge-page entry, where the file system caches
+// large folios (ext4 on Linux 6.18 here). A file larger than half of RAM
+// (ram, 0: unknown) is left to fault in as it is read, so that one larger
+// than RAM still loads quickly; the result reports whether the mapping
+// was populated. Errors only lose the speed-up. See RATIONALE.md,
+// "Weights and compute memory touched at load".
+func prefaultMapping(mf *gguf.Mapped, ram uint64) bool {
 	if ram == 0 || uint64(len(mf.Bytes())) > ram/2 {
-		return
+		return false
 	}
+	_ = mf.Advise(unix.MADV_HUGEPAGE)
 	if mf.Advise(unix.MADV_POPULATE_READ) != nil {
 		_ = mf.Advise(unix.MADV_WILLNEED)
 	}
 	_ = touchPages(mf.Bytes(), os.Getpagesize())
+	return true
 }
 
 // touchPages reads the first byte of every page of b (page bytes each)
