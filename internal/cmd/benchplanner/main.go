@@ -20,9 +20,10 @@
 //     placed again.
 //
 // Each gogml batch starts after an untimed spin (-settle), so that the Go
-// runtime's monitor thread, which the harness's own collection and waits
-// set polling every 20 µs, has backed off (RATIONALE.md, "benchplanner
-// lets the Go runtime settle before a batch").
+// runtime's monitor thread, which the harness's own collection can set
+// polling every 20 µs, has backed off (RATIONALE.md, "benchplanner lets
+// the Go runtime settle before a batch"); the harness waits for the C
+// side in a blocking system call, which leaves it as it was.
 //
 // It writes a Markdown report (make bench-planner-vs-ggml: docs/planner-bench.md).
 package main
