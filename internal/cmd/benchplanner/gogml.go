@@ -166,8 +166,9 @@ func (g *gogmlGraph) warm(reps int, settle time.Duration) ([]sample, float64, er
 // quiesce spins for d without a system call or an allocation, so that the
 // Go runtime's monitor thread (sysmon) is back to polling every few
 // milliseconds before a batch is timed. The harness's own collection before
-// each batch, and its waits on the C side, put it into polling every 20 µs
-// (plus the timer slack) for the next few milliseconds, and the process CPU
+// each batch can put it into polling every 20 µs (plus the timer slack)
+// for the next few milliseconds (its waits on the C side did too, when
+// they parked in the network poller), and the process CPU
 // clock charged each wake-up (a nanosleep and two context switches) to
 // whatever repetition it overlapped: see RATIONALE.md, "benchplanner lets
 // the Go runtime settle before a batch".

@@ -20,9 +20,10 @@
 //     placed again.
 //
 // Each gogml batch starts after an untimed spin (-settle), so that the Go
-// runtime's monitor thread, which the harness's own collection and waits
-// set polling every 20 µs, has backed off (RATIONALE.md, "benchplanner
-// lets the Go runtime settle before a batch").
+// runtime's monitor thread, which the harness's own collection can set
+// polling every 20 µs, has backed off (RATIONALE.md, "benchplanner lets
+// the Go runtime settle before a batch"); the harness waits for the C
+// side in a blocking system call, which leaves it as it was.
 //
 // It writes a Markdown report (make bench-planner-vs-ggml: docs/planner-bench.md).
 package main
@@ -42,6 +43,7 @@ import (
 
 type options struct {
 	corpus, out, sysroot, only string
+	samples                    string
 	rounds                     int
 	batch                      time.Duration
 	maxReps                    int
@@ -59,6 +61,7 @@ func main() {
 	flag.DurationVar(&o.batch, "batch", 3*time.Millisecond, "target time of one batch of repetitions")
 	flag.IntVar(&o.maxReps, "max-reps", 400, "most repetitions in one batch")
 	flag.IntVar(&o.synth, "synth-layers", 96, "also plan a synthesized llama-style graph with this many layers (0: none)")
+	flag.StringVar(&o.samples, "samples", "", "also write every timed repetition (graph, mode, batch, repetition, wall and CPU ns) to this tab-separated file")
 	flag.DurationVar(&o.settle, "settle", 6*time.Millisecond, "untimed spin before each gogml batch, for the Go runtime's monitor thread to back off (0: none)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -123,15 +126,21 @@ func run(o options) error {
 		}
 		res[i] = r
 	}
+	gc := newCollector()
 	for round := range o.rounds {
 		for i, r := range res {
-			if err := r.measure(c, (round+i)%2 == 0, o.settle); err != nil {
+			if err := r.measure(c, (round+i)%2 == 0, o.settle, gc); err != nil {
 				return fmt.Errorf("%s: round %d: %w", r.g.name, round, err)
 			}
 		}
 		fmt.Fprintf(os.Stderr, "benchplanner: round %d of %d done (%s)\n", round+1, o.rounds, time.Since(start).Round(time.Second))
 	}
-	return writeReport(o, res, time.Since(start))
+	if o.samples != "" {
+		if err := writeSamples(o.samples, res); err != nil {
+			return err
+		}
+	}
+	return writeReport(o, res, gc, time.Since(start))
 }
 
 // loadCorpus reads every *.graph.json of dir whose name matches filter.

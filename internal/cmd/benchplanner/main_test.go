@@ -2,6 +2,9 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -139,5 +142,46 @@ func TestAllocBytes(t *testing.T) {
 			}
 			sink = sink[:0]
 		})
+	}
+}
+
+// TestWriteSamples: one line per timed repetition, numbered by batch and
+// position in the batch, modes named.
+func TestWriteSamples(t *testing.T) {
+	r := &result{g: &gogmlGraph{name: "g"}, nodes: 7, reps: 2}
+	r.samples[ggmlFresh] = []sample{{10, 9}, {11, 10}, {12, 11}}
+	r.samples[gogmlWarm] = []sample{{5, 4}}
+	path := filepath.Join(t.TempDir(), "s.tsv")
+	if err := writeSamples(path, []*result{r}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "graph\tnodes\tmode\tbatch\trep\twall\tcpu\n" +
+		"g\t7\tggml-fresh\t0\t0\t10\t9\n" +
+		"g\t7\tggml-fresh\t0\t1\t11\t10\n" +
+		"g\t7\tggml-fresh\t1\t0\t12\t11\n" +
+		"g\t7\tgogml-warm\t0\t0\t5\t4\n"
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestCollector: a collection before a batch is not counted; one during
+// it is, under its mode.
+func TestCollector(t *testing.T) {
+	c := newCollector()
+	c.before()
+	c.after(gogmlWarm)
+	if c.inBatch != [nModes]uint64{} {
+		t.Fatalf("collections counted without one in the batch: %v", c.inBatch)
+	}
+	c.before()
+	goruntime.GC()
+	c.after(gogmlFreshNum)
+	if c.inBatch[gogmlFreshNum] == 0 {
+		t.Errorf("a collection during the batch was not counted: %v", c.inBatch)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 //go:embed cside/gallocr_bench.c
@@ -49,9 +51,10 @@ func findSysroot(flagValue string) (string, error) {
 // ggmlSide is the running C program: ggml's allocator behind a line
 // protocol on its stdin and stdout.
 type ggmlSide struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Reader
+	outFile io.Closer // the pipe under out
 }
 
 // buildGGMLSide compiles cside/gallocr_bench.c against the sysroot with
@@ -75,14 +78,25 @@ func buildGGMLSide(ctx context.Context, root, dir string) (*ggmlSide, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	// The C side's answers come through a pipe read with blocking system
+	// calls, not through the runtime's network poller: while the Go side
+	// waits, its P stays in the system call instead of going idle, so
+	// sysmon keeps the period it had rather than falling asleep and
+	// restarting at 20 µs polling when the answer comes (RATIONALE.md,
+	// "benchplanner waits for the C side in a system call").
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	out, w := os.NewFile(uintptr(p[0]), "ggml side stdout"), os.NewFile(uintptr(p[1]), "ggml side stdout (its end)")
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close() // the child has its copy
+	if err != nil {
+		out.Close()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	s := &ggmlSide{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16)}
+	s := &ggmlSide{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), outFile: out}
 	line, err := s.readLine()
 	if err != nil {
 		s.close()
@@ -101,6 +115,7 @@ func (s *ggmlSide) close() {
 	if err := s.cmd.Wait(); err != nil {
 		fmt.Fprintf(os.Stderr, "benchplanner: ggml side: %v\n", err)
 	}
+	s.outFile.Close()
 }
 
 // readLine reads one answer; "error ..." becomes an error.

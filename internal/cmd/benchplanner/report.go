@@ -37,7 +37,7 @@ func (s *summary) add(name string, ratio, tail float64) {
 
 func (s *summary) geomean() float64 { return math.Exp(s.logSum / float64(max(s.n, 1))) }
 
-func writeReport(o options, res []*result, elapsed time.Duration) error {
+func writeReport(o options, res []*result, gc *collector, elapsed time.Duration) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# gogml's graph allocator vs ggml's (ggml_gallocr, Debian ggml 0.27.0)\n\n")
 	fmt.Fprintf(&b, "Written by `make bench-planner-vs-ggml` (`go run ./internal/cmd/benchplanner`): %d graphs, %d interleaved rounds, batches of about %s per side and mode, each repetition timed alone; machine: %s; %s; took %s.\n\n",
@@ -46,8 +46,8 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 	b.WriteString("*fresh*: a new allocator, reserve, alloc graph, free; gogml's time includes numbering a new graph over the same tensors, which the allocator does into its pooled plan memory (ggml hashes its tensors inside reserve, into a hash set it allocates); *kept* is gogml on a graph that keeps its numbering (runtime.Graph.Index). ")
 	b.WriteString("*warm*: alloc graph on an allocator already reserved, every tensor placed again. ")
 	b.WriteString("Each repetition is timed by the wall clock and by the process's CPU time (gogml's includes its garbage collector's threads; other processes on a busy machine inflate neither). ")
-	b.WriteString("Both sides time each batch the same way: the harness first builds what the batch needs (gogml: the new graphs of a numbering batch), then collects its garbage (earlier batches' graphs, the C side's answers, earlier samples), so no batch is timed with a collection of garbage it did not make, and each batch starts with one untimed repetition, so neither side's first repetition pays for the caches the other side left; a collection that gogml's own repetitions start is timed where it falls, and what they allocate is shown below. ")
-	fmt.Fprintf(&b, "Before each gogml batch the harness also spins for %s (untimed, no system call), so that the Go runtime's monitor thread, which the harness's collection and its waits on the C side set polling every 20 µs, is back to polling every few milliseconds: the process CPU clock charged its wake-ups to gogml's repetitions. gogml's allocation is counted over untimed repetitions after each batch (the exact count stops the world). ", o.settle)
+	b.WriteString("Both sides time each batch the same way: the harness first builds what the batch needs (gogml: the new graphs of a numbering batch), then collects its garbage (earlier batches' graphs, the C side's answers, earlier samples), so no batch is timed with a collection of garbage it did not make (collections that started during a batch anyway are counted below), and each batch starts with one untimed repetition, so neither side's first repetition pays for the caches the other side left; a collection that gogml's own repetitions start is timed where it falls, and what they allocate is shown below. ")
+	fmt.Fprintf(&b, "Before each gogml batch the harness also spins for %s (untimed, no system call), so that the Go runtime's monitor thread, which the harness's collection can set polling every 20 µs, is back to polling every few milliseconds: the process CPU clock charged its wake-ups to gogml's repetitions. The harness waits for the C side's answers in a blocking system call, not in the runtime's poller, so that the monitor thread does not fall asleep during a C batch and restart at 20 µs polling after it; it keeps waking every few milliseconds during C batches too, on the other vCPU. gogml's allocation is counted over untimed repetitions after each batch (the exact count stops the world). ", o.settle)
 	b.WriteString("Times are ns per node; ratio is gogml's median ÷ ggml's (below 1: gogml faster); tail is mean ÷ median.\n\n")
 
 	var sums [2][3]summary // [wall, cpu][fresh, kept, warm]
@@ -130,6 +130,8 @@ func writeReport(o options, res []*result, elapsed time.Duration) error {
 		fmt.Fprintf(&b, "%s%s %.0f (%.0f, %s)", sep, []string{"fresh, numbering counted", "fresh, numbering kept", "warm"}[k], sum/float64(compared), most, mostGraph)
 	}
 	b.WriteString(".\n")
+	fmt.Fprintf(&b, "\nCollections that started during a batch (timed where they fell): ggml fresh %d, gogml fresh with numbering %d, kept %d, ggml warm %d, gogml warm %d.\n",
+		gc.inBatch[ggmlFresh], gc.inBatch[gogmlFreshNum], gc.inBatch[gogmlFreshKept], gc.inBatch[ggmlWarm], gc.inBatch[gogmlWarm])
 	fmt.Fprintf(&b, "\nPlans: ggml's buffer sizes equal gogml's on %d of %d graphs; every tensor placed alike on %d.\n", sizesEqual, len(res)-len(skipped), plansEqual)
 	var unpadded []*result
 	for _, r := range res {
@@ -189,4 +191,23 @@ func listGraphs(b *bytes.Buffer, rs []*result, intro string) {
 		fmt.Fprintf(b, "%s%s", sep, r.g.name)
 	}
 	b.WriteString(".\n")
+}
+
+// modeNames names the timed modes in the samples file.
+var modeNames = [nModes]string{"ggml-fresh", "gogml-fresh-numbered", "gogml-fresh-kept", "ggml-warm", "gogml-warm"}
+
+// writeSamples writes every timed repetition to path, one a line:
+// graph, nodes, mode, batch (in the order run), repetition within the
+// batch, wall ns, CPU ns.
+func writeSamples(path string, res []*result) error {
+	var b bytes.Buffer
+	b.WriteString("graph\tnodes\tmode\tbatch\trep\twall\tcpu\n")
+	for _, r := range res {
+		for m := range nModes {
+			for i, s := range r.samples[m] {
+				fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%d\t%.0f\t%.0f\n", r.g.name, r.nodes, modeNames[m], i/max(r.reps, 1), i%max(r.reps, 1), s.wall, s.cpu)
+			}
+		}
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

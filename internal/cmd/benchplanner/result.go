@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"time"
@@ -148,7 +149,7 @@ func (p place) String() string {
 }
 
 // measure runs one batch per mode, the C side first when ggmlFirst.
-func (r *result) measure(c *ggmlSide, ggmlFirst bool, settle time.Duration) error {
+func (r *result) measure(c *ggmlSide, ggmlFirst bool, settle time.Duration, gc *collector) error {
 	if r.skip != "" {
 		return nil
 	}
@@ -186,11 +187,13 @@ func (r *result) measure(c *ggmlSide, ggmlFirst bool, settle time.Duration) erro
 		// side's answers), after the graphs for a numbering batch are
 		// built, so that no batch is timed with a collection of garbage
 		// (or a heap grown by allocations) it did not make; what gogml's
-		// repetitions allocate is reported instead (RATIONALE.md,
+		// repetitions allocate is reported instead, and so are
+		// collections that start during a batch anyway (RATIONALE.md,
 		// "benchplanner collects before each batch"). gogml's batches
 		// then let the runtime settle (quiesce).
-		goruntime.GC()
+		gc.before()
 		s, bytes, err := b.run()
+		gc.after(b.mode)
 		graphs = nil
 		if err != nil {
 			return err
@@ -260,4 +263,37 @@ func (r *result) figures(cpu bool) (med, avg [nModes]float64) {
 		med[m], avg[m] = median(v)/n, mean(v)/n
 	}
 	return med, avg
+}
+
+// collector runs the harness's collection before each batch and counts,
+// per mode, the collections that start during a batch (none should:
+// -samples and the report say if one did). Reading runtime/metrics
+// neither stops the world nor allocates.
+type collector struct {
+	cycles  uint64 // collections so far when the current batch started
+	s       [1]metrics.Sample
+	inBatch [nModes]uint64
+}
+
+func newCollector() *collector {
+	c := &collector{}
+	c.s[0].Name = "/gc/cycles/total:gc-cycles"
+	return c
+}
+
+// read returns the collections completed so far.
+func (c *collector) read() uint64 {
+	metrics.Read(c.s[:])
+	return c.s[0].Value.Uint64()
+}
+
+// before collects and notes where the batch starts.
+func (c *collector) before() {
+	goruntime.GC()
+	c.cycles = c.read()
+}
+
+// after counts the collections that ran during a batch of mode.
+func (c *collector) after(mode int) {
+	c.inBatch[mode] += c.read() - c.cycles
 }
