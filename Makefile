@@ -190,14 +190,14 @@ gguf-peer:
 # --- bench-vs-llama ---
 # make bench-vs-llama: the decoder side by side with llama.cpp 0.7.0 on the
 # same GGUF files (an f16 file written by gogml, the other types quantized
-# by llama-quantize --pure): llama-bench -p 128 -n 64 -t 2 against gogml run
+# by llama-quantize --pure): llama-bench -p 128 -n 64 -t 1 and 2 (three interleaved rounds) against gogml run
 # -model, then time to first token and peak RSS on a cold page cache;
-# writes docs/llama-bench.md (~5 min on a quiet 2-core machine).
+# writes docs/llama-bench.md (~2-5 min on a quiet 2-core machine).
 # BENCHVSLLAMA_FLAGS to change it (-types, -p, -n, -t, -r, model shape).
 .PHONY: bench-vs-llama
 BENCHVSLLAMA_FLAGS ?=
 bench-vs-llama: ggml-peer
-	$(GO) run ./internal/cmd/benchvsllama -out docs/llama-bench.md $(BENCHVSLLAMA_FLAGS)
+	$(GO) run ./internal/cmd/benchvsllama -t 1,2 -r 3 -out docs/llama-bench.md $(BENCHVSLLAMA_FLAGS)
 # make bench-decoder-vs-llama: the same at 1 and 2 threads for f32 and q8_0
 # files of the built-in decoder's default shape (dim 128, 2 layers, vocabulary
 # 256) and of a medium one (dim 1024, 8 layers); writes
