@@ -44,6 +44,8 @@
  */
 #include <dlfcn.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -212,6 +214,13 @@ static int query_fd(const char *endpoint) {
 	int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
 	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
 		fail("GGML_PEER_SUPPORTS_OP: cannot connect to", endpoint);
+	}
+	/* A query is a header and a payload written apart, then a wait for
+	 * the answer: without TCP_NODELAY, Nagle's algorithm holds the payload
+	 * for the server's delayed ACK (tens of ms a query). */
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
+		fail("GGML_PEER_SUPPORTS_OP: cannot set TCP_NODELAY for", endpoint);
 	}
 	freeaddrinfo(res);
 	unsigned char caps[CONN_CAPS_SIZE] = {0};
