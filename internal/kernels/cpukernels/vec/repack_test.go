@@ -73,16 +73,24 @@ func TestRepackedDots(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					if got[rows] != 42 {
-						t.Fatal("wrote past dst")
-					}
-					for i := range rows {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Errorf("row %d: %v, packed %v", i, got[i], want[i])
-						}
-					}
+					sameRowBits(t, got, want, rows, "packed")
 				})
 			}
+		}
+	}
+}
+
+// sameRowBits checks that a repacked dot wrote rows results equal bit for
+// bit to want (from the kind of dot named by what) and left the sentinel
+// 42 at got[rows].
+func sameRowBits(t *testing.T, got, want []float32, rows int, what string) {
+	t.Helper()
+	if got[rows] != 42 {
+		t.Fatal("wrote past dst")
+	}
+	for i := range rows {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Errorf("row %d: %v, %s %v", i, got[i], what, want[i])
 		}
 	}
 }
