@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gogml/gogml/backends/cpu"
 	"github.com/gogml/gogml/runtime"
 )
@@ -318,15 +316,6 @@ func (r *runner) iters(n uint64) int {
 		return r.cfg.MaxIters
 	}
 	return int(k)
-}
-
-// hostRAM is the machine's RAM in bytes, or a huge number when unknown.
-func hostRAM() uint64 {
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) != nil || si.Totalram == 0 {
-		return math.MaxInt64
-	}
-	return uint64(si.Totalram) * uint64(max(si.Unit, 1))
 }
 
 func (r *runner) run() error {

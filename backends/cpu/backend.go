@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
@@ -101,14 +99,8 @@ func (b *Backend) Device() runtime.DeviceInfo {
 		Name:        "CPU",
 		Description: fmt.Sprintf("%s/%s, %d cores, %d worker goroutines", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU(), b.Threads()),
 	}
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) == nil {
-		unit := uint64(si.Unit)
-		if unit == 0 {
-			unit = 1
-		}
-		d.TotalMemory = uint64(si.Totalram) * unit
-		d.FreeMemory = (uint64(si.Freeram) + uint64(si.Bufferram)) * unit
+	if total, free, ok := hostMemory(); ok {
+		d.TotalMemory, d.FreeMemory = total, free
 	}
 	return d
 }

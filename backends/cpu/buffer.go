@@ -160,7 +160,7 @@ func (bt *BufferType) Alloc(size uint64) (*Buffer, error) {
 	b.mem = m[off : off+size : off+size]
 	b.base = addr + off
 	if bt.hugePages {
-		if err := unix.Madvise(m, unix.MADV_HUGEPAGE); err != nil {
+		if err := adviseHugePages(m); err != nil {
 			_ = unix.Munmap(m)
 			return nil, fmt.Errorf("%s: madvise(MADV_HUGEPAGE): %v: %w", bt.name, err, runtime.ErrUnsupported)
 		}

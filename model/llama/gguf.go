@@ -620,10 +620,7 @@ func prefaultMapping(mf *gguf.Mapped, ram uint64) bool {
 	if ram == 0 || uint64(len(mf.Bytes())) > ram/2 {
 		return false
 	}
-	_ = mf.Advise(unix.MADV_HUGEPAGE)
-	if mf.Advise(unix.MADV_POPULATE_READ) != nil {
-		_ = mf.Advise(unix.MADV_WILLNEED)
-	}
+	populate(mf)
 	_ = touchPages(mf.Bytes(), os.Getpagesize())
 	return true
 }

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 //go:embed cside/gallocr_bench.c
@@ -84,11 +82,10 @@ func buildGGMLSide(ctx context.Context, root, dir string) (*ggmlSide, error) {
 	// sysmon keeps the period it had rather than falling asleep and
 	// restarting at 20 µs polling when the answer comes (RATIONALE.md,
 	// "benchplanner waits for the C side in a system call").
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	out, w, err := blockingPipe()
+	if err != nil {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	out, w := os.NewFile(uintptr(p[0]), "ggml side stdout"), os.NewFile(uintptr(p[1]), "ggml side stdout (its end)")
 	cmd.Stdout = w
 	err = cmd.Start()
 	w.Close() // the child has its copy
