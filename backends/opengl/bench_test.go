@@ -149,6 +149,19 @@ func BenchmarkOps(b *testing.B) {
 			work: 8 * float64(n), unit: "GB/s",
 		})
 	}
+	// FLASH_ATTN_EXT at one of test-backend-ops' shapes (hsk = hsv = 64,
+	// 4 heads, 512 keys, 32 queries; f16 K/V and mask).
+	benches = append(benches, bench{
+		name: "flash_attn_ext/f16/d64_kv512_nq32",
+		build: func(c *runtime.Context) *runtime.Tensor {
+			f16 := runtime.TypeF16
+			q := c.NewTensor4D(f32, 64, 32, 4, 1)
+			k, v := c.NewTensor4D(f16, 64, 512, 4, 1), c.NewTensor4D(f16, 64, 512, 4, 1)
+			mask := c.NewTensor4D(f16, 512, 32, 1, 1)
+			return c.FlashAttnExt(q, k, v, mask, 0.125, 0, 0)
+		},
+		work: 2 * 2 * 64 * 512 * 32 * 4, unit: "GFLOP/s",
+	})
 	for _, bn := range benches {
 		b.Run(bn.name, func(b *testing.B) {
 			cp := prepare(b, ref, bn.build)
