@@ -129,27 +129,32 @@ func BenchmarkRepackedQ8_0(b *testing.B) {
 	}
 	for _, th := range []int{1, 2} {
 		b.Run(fmt.Sprintf("t%d", th), func(b *testing.B) {
-			best := [2]time.Duration{time.Hour, time.Hour}
-			for it := 0; b.Loop(); it++ {
-				for j := range 2 {
-					rep := (it+j)%2 == 1
-					t0 := time.Now()
-					var wg sync.WaitGroup
-					for i := range th {
-						wg.Go(func() { run(rep, n/16*i/th*16, n/16*(i+1)/th*16) })
-					}
-					wg.Wait()
-					i := 0
-					if rep {
-						i = 1
-					}
-					best[i] = min(best[i], time.Since(t0))
-				}
-			}
+			best := bestAlternating(b, th, n, run)
 			b.ReportMetric(float64(len(w))/best[0].Seconds()/1e9, "plain-GB/s")
 			b.ReportMetric(float64(len(w))/best[1].Seconds()/1e9, "repacked-GB/s")
 		})
 	}
+}
+
+// bestAlternating runs b's loop over two variants of a product of n rows,
+// each iteration both (run(false, ...) then run(true, ...), or the other
+// way round), each on th goroutines that split the rows at multiples of
+// 16, and returns each variant's fastest run (index 1: run(true, ...)).
+func bestAlternating(b *testing.B, th, n int, run func(alt bool, r0, r1 int)) [2]time.Duration {
+	best := [2]time.Duration{time.Hour, time.Hour}
+	for it := 0; b.Loop(); it++ {
+		for j := range 2 {
+			i := (it + j) % 2
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			for g := range th {
+				wg.Go(func() { run(i == 1, n/16*g/th*16, n/16*(g+1)/th*16) })
+			}
+			wg.Wait()
+			best[i] = min(best[i], time.Since(t0))
+		}
+	}
+	return best
 }
 
 // BenchmarkDeinterleaveQ8_0 undoes the q8_0 repacking of 64 rows of 4096

@@ -43,7 +43,11 @@ import (
 func genQDot512(c *build.Context) {
 	t := q512Consts(c)
 	for _, k := range []q512Kind{q512Q8, q512Q4, q512Q5, q512Q41, q512Q51} {
-		q512Dot(c, k, 4, t)
+		if k == q512Q8 {
+			q8Dot4(c, t) // unmasked loads, prefetches in its own rows
+		} else {
+			q512Dot(c, k, 4, t)
+		}
 		q512Dot(c, k, 1, t)
 	}
 }
@@ -80,6 +84,7 @@ var q512Blocks = [...]q512Block{
 type q512Tables struct {
 	idx8, d8, idx4, d4, sh4, idx5, qh5, bits, d5            operand.Mem
 	idx81, d81, s81, idx41, d41, m41, idx51, qh51, d51, m51 operand.Mem
+	idx8u                                                   operand.Mem
 }
 
 // tab64 writes a 64-byte table of eight 8-byte words.
@@ -132,12 +137,22 @@ func pair2B(c *build.Context, name string, q uint64) operand.Mem {
 		bytesFrom(0x40), bytesFrom(0x48), bytesFrom(0x50), bytesFrom(0x58))
 }
 
+// pairUnmasked is the VPERMT2B index of a q8_0 pair read as 64 bytes at
+// +0 (table 1) and 64 at +4 (table 2): block A's quants, bytes 2..33 of
+// the first, then block B's, bytes 36..67 of the pair, 32..63 of the
+// second.
+func pairUnmasked(c *build.Context, name string) operand.Mem {
+	return tab64(c, name, bytesFrom(2), bytesFrom(10), bytesFrom(18), bytesFrom(26),
+		bytesFrom(0x60), bytesFrom(0x68), bytesFrom(0x70), bytesFrom(0x78))
+}
+
 func q512Consts(c *build.Context) q512Tables {
 	return q512Tables{
-		idx8: pair2B(c, "q512idx8", 2),
-		d8:   pairIdx(c, "q512d8", 0, 17),
-		idx4: nibIdx(c, "q512idx4", 2, 20),
-		d4:   pairIdx(c, "q512d4", 0, 9),
+		idx8u: pairUnmasked(c, "q512idx8u"),
+		idx8:  pair2B(c, "q512idx8", 2),
+		d8:    pairIdx(c, "q512d8", 0, 17),
+		idx4:  nibIdx(c, "q512idx4", 2, 20),
+		d4:    pairIdx(c, "q512d4", 0, 9),
 		// VPSRLVW counts: the first copy of each block's nibble bytes
 		// keeps the low nibbles (elements 0..15), the second the high.
 		sh4:   tab64(c, "q512sh4", 0, 0, spread(4), spread(4), 0, 0, spread(4), spread(4)),
@@ -194,25 +209,7 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 	name := fmt.Sprintf("dot%sx%dAVX512", b.name, rows)
 	fn(c, name, qRowsSig,
 		fmt.Sprintf("dst[r] = dot of %d weight rows (stride bytes apart) with the activation row y, nb ≥ 1 blocks.", rows))
-	rowReg := []reg.GPPhysical{reg.RSI, reg.R8, reg.R9, reg.R10}[:rows]
-	c.Load(c.Param("w"), reg.RSI)
-	if rows > 1 {
-		c.Load(c.Param("stride"), reg.RDI)
-	}
-	c.Load(c.Param("y"), reg.RDX)
-	c.Load(c.Param("dst"), reg.RBX)
-	for r := 1; r < rows; r++ {
-		c.LEAQ(idx(rowReg[r-1], 0, reg.RDI, 1), rowReg[r])
-	}
-	// CX the number of pairs, R11 the number of blocks; the masks of a
-	// full q8_0 pair (K2 64 bytes, K3 32) and of a q4_0 pair (K1).
-	c.Load(c.Param("nb"), reg.R11)
-	c.MOVQ(reg.R11, reg.RCX)
-	c.SHRQ(operand.Imm(1), reg.RCX)
-	c.VMOVDQU64(t.idx8, reg.Z31)
-	c.VMOVDQU64(t.d8, reg.Z30)
-	kmask(c, ^uint64(0), reg.K2)
-	kmask(c, 0xffffffff, reg.K3)
+	rowReg := q512Prologue(c, rows, 1, t.idx8, true, t)
 	kmask(c, bytesMask(2*18), reg.K1)
 	acc := []reg.VecPhysical{reg.Z8, reg.Z9, reg.Z10, reg.Z11}[:rows]
 	for _, a := range acc {
@@ -242,19 +239,11 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 		c.PREFETCHT0(idx(reg.R12, 0, reg.RDI, 1))
 		c.PREFETCHT0(at(reg.R13, 0))
 		c.PREFETCHT0(idx(reg.R13, 0, reg.RDI, 1))
-		// A step longer than a cache line (q8_0: 68 bytes) moves the
-		// prefetch address past a line every 64/(step-64) steps; the
-		// line after the one asked for is asked for too, so that no
-		// line of the next rows is left to a demand miss (these
-		// kernels' masked loads do not train the hardware prefetcher).
-		if 2*b.bytes > 64 {
-			c.PREFETCHT0(at(reg.R12, 64))
-			c.PREFETCHT0(idx(reg.R12, 64, reg.RDI, 1))
-			c.PREFETCHT0(at(reg.R13, 64))
-			c.PREFETCHT0(idx(reg.R13, 64, reg.RDI, 1))
-		}
+		// Every step is at most a cache line (q5_1: 48 bytes), so one
+		// line a row a step covers the rows (q8_0's 68-byte step has its
+		// own kernel, q8Dot4).
 	}
-	q512Step(c, k, rowReg, acc)
+	q512Step(c, k, rowReg, acc, q512Masked)
 	ptrs := rowReg
 	if next4 {
 		ptrs = append(ptrs, reg.R12, reg.R13)
@@ -278,7 +267,7 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 	if k != q512Q8 && k != q512Q4 {
 		kmask(c, bytesMask(b.bytes), reg.K1)
 	}
-	q512Step(c, k, rowReg, acc)
+	q512Step(c, k, rowReg, acc, q512Masked)
 	c.Label(done)
 	if len(acc) == 4 {
 		hsum4Store(c, acc, at(reg.RBX, 0))
@@ -289,6 +278,35 @@ func q512Dot(c *build.Context, k q512Kind, rows int, t q512Tables) {
 		hsumStore(c, a, at(reg.RBX, 4*r), reg.Y1)
 	}
 	end(c, false)
+}
+
+// q512Prologue loads a row kernel's arguments (rows at SI, R8, R9, R10,
+// stride DI, y DX, dst BX where dst is set, R11 the blocks) and its
+// constants: CX = nb >> shift (the loop steps), Z31 the activation
+// pair's quant table idx8, Z30 its scale table, and the masks of a full
+// q8_0 pair's two loads (K2 64 bytes, K3 32). It returns the row
+// pointers.
+func q512Prologue(c *build.Context, rows int, shift uint64, idx8 operand.Mem, dst bool, t q512Tables) []reg.GPPhysical {
+	rowReg := []reg.GPPhysical{reg.RSI, reg.R8, reg.R9, reg.R10}[:rows]
+	c.Load(c.Param("w"), reg.RSI)
+	if rows > 1 {
+		c.Load(c.Param("stride"), reg.RDI)
+	}
+	c.Load(c.Param("y"), reg.RDX)
+	if dst {
+		c.Load(c.Param("dst"), reg.RBX)
+	}
+	for r := 1; r < rows; r++ {
+		c.LEAQ(idx(rowReg[r-1], 0, reg.RDI, 1), rowReg[r])
+	}
+	c.Load(c.Param("nb"), reg.R11)
+	c.MOVQ(reg.R11, reg.RCX)
+	c.SHRQ(operand.Imm(shift), reg.RCX)
+	c.VMOVDQU64(idx8, reg.Z31)
+	c.VMOVDQU64(t.d8, reg.Z30)
+	kmask(c, ^uint64(0), reg.K2)
+	kmask(c, 0xffffffff, reg.K3)
+	return rowReg
 }
 
 // hsum4Store stores the lane sums of the four accumulators acc at dst
@@ -368,16 +386,28 @@ func q512Setup(c *build.Context, k q512Kind, t q512Tables) {
 	}
 }
 
-// q512Step is one step: the activation pair, then each row's pair.
-func q512Step(c *build.Context, k q512Kind, rowReg []reg.GPPhysical, acc []reg.VecPhysical) {
+// q512Masked is the disp argument of q512Step that reads its pairs with
+// masked loads at the pointers.
+const q512Masked = -1
+
+// q512Step is one step: the activation pair, then each row's pair. Its
+// pairs are the q8_0 ones at disp ≥ 0 bytes after the pointers, read by
+// unmasked 64-byte loads at +0 and +4 (Z31: q512idx8u), or with
+// q512Masked at the pointers, read by masked loads (K2, K3, K1).
+func q512Step(c *build.Context, k q512Kind, rowReg []reg.GPPhysical, acc []reg.VecPhysical, disp int) {
 	b := q512Blocks[k]
-	c.VMOVDQU8_Z(at(reg.RDX, 0), reg.K2, reg.Z0)
-	// Block B's 32 quants, after its header (d; q8_1: d, s).
-	head := 2
-	if b.offset == 0 {
-		head = 4
+	if disp >= 0 {
+		c.VMOVDQU64(at(reg.RDX, disp), reg.Z0)
+		c.VMOVDQU64(at(reg.RDX, disp+4), reg.Z1)
+	} else {
+		c.VMOVDQU8_Z(at(reg.RDX, 0), reg.K2, reg.Z0)
+		// Block B's 32 quants, after its header (d; q8_1: d, s).
+		head := 2
+		if b.offset == 0 {
+			head = 4
+		}
+		c.VMOVDQU8_Z(at(reg.RDX, b.yBytes+head), reg.K3, reg.Z1)
 	}
-	c.VMOVDQU8_Z(at(reg.RDX, b.yBytes+head), reg.K3, reg.Z1)
 	c.VPERMW(reg.Z0, reg.Z30, reg.Z2)
 	if b.offset != 0 {
 		c.VCVTPH2PS(reg.Y2, reg.Z2)
@@ -395,16 +425,22 @@ func q512Step(c *build.Context, k q512Kind, rowReg []reg.GPPhysical, acc []reg.V
 	}
 	for r, p := range rowReg {
 		z := avx512.v[12+3*r:]
-		q512Row(c, k, p, z[0], z[1], z[2], acc[r])
+		q512Row(c, k, p, z[0], z[1], z[2], acc[r], disp)
 	}
 }
 
 // q512Row adds the weight pair at p times the activation pair into acc,
-// with temporaries w (the weights), s (their scales) and a.
-func q512Row(c *build.Context, k q512Kind, p reg.GPPhysical, w, s, a, acc reg.VecPhysical) {
+// with temporaries w (the weights), s (their scales) and a; disp as
+// q512Step's.
+func q512Row(c *build.Context, k q512Kind, p reg.GPPhysical, w, s, a, acc reg.VecPhysical, disp int) {
 	if k == q512Q8 {
-		c.VMOVDQU8_Z(at(p, 0), reg.K2, w)
-		c.VMOVDQU8_Z(at(p, 36), reg.K3, a)
+		if disp >= 0 {
+			c.VMOVDQU64(at(p, disp), w)
+			c.VMOVDQU64(at(p, disp+4), a)
+		} else {
+			c.VMOVDQU8_Z(at(p, 0), reg.K2, w)
+			c.VMOVDQU8_Z(at(p, 36), reg.K3, a)
+		}
 		c.VPERMW(w, reg.Z30, s)
 		c.VPERMT2B(a, reg.Z31, w)
 		c.VCVTPH2PS(s.AsY(), s)
