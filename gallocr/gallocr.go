@@ -44,10 +44,13 @@ type Allocator struct {
 	// (nil before: a short list is scanned).
 	retired      map[runtime.Buffer]struct{}
 	retiredOrder []runtime.Buffer
-	// retiredFirst holds the first few retired buffers and oneIndex dynOf
-	// and firstOf of a one-entry list, inside the Allocator itself.
+	// retiredFirst holds the first few retired buffers, and listInline and
+	// indexInline the buffer list and its dynOf and firstOf when the list
+	// is short, inside the Allocator itself: NewN then makes one
+	// allocation.
 	retiredFirst [4]runtime.Buffer
-	oneIndex     [2]int
+	listInline   [inlineList]runtime.BufferType
+	indexInline  [2 * inlineList]int
 	strategy     Strategy
 	// lastGraph is the graph last allocated; Free unbinds its tensors.
 	lastGraph *runtime.Graph
@@ -58,6 +61,10 @@ type Allocator struct {
 	// deferred collects views met before their base had a place.
 	deferred []*runtime.Tensor
 }
+
+// inlineList is the longest buffer list an Allocator holds inside itself
+// (with its dynOf and firstOf); at most dynScan.
+const inlineList = 4
 
 // Option configures an Allocator.
 type Option func(*Allocator)
@@ -81,10 +88,18 @@ func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
 			return nil, fmt.Errorf("gallocr: buffer type %d is nil", i)
 		}
 	}
-	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...)}
-	if len(bufts) == 1 {
-		a.dynOf, a.firstOf = a.oneIndex[0:1:1], a.oneIndex[1:2:2] // both {0}
-	} else {
+	a := new(Allocator)
+	switch n := len(bufts); {
+	case n == 1:
+		a.listInline[0] = bufts[0]
+		a.bufts = a.listInline[:1:1]
+		a.dynOf, a.firstOf = a.indexInline[0:1:1], a.indexInline[1:2:2] // both {0}
+	case n <= inlineList:
+		a.bufts = a.listInline[:n:n]
+		copy(a.bufts, bufts)
+		a.dynOf, a.firstOf = dynIndexScan(a.bufts, a.indexInline[:2*n])
+	default:
+		a.bufts = append([]runtime.BufferType(nil), bufts...)
 		a.dynOf, a.firstOf = dynIndex(a.bufts)
 	}
 	a.retiredOrder = a.retiredFirst[:0:len(a.retiredFirst)]
@@ -112,6 +127,13 @@ type allocMem struct {
 	buffers [][]runtime.Buffer
 	// index numbers, at Free, a last graph other than the plan's.
 	index runtime.IndexBuffer
+	// scratch is the planning passes' working memory, and spare the plan
+	// memory the allocator's last plan left (nil: none), which its next
+	// reserve takes: an allocator made, used and freed per graph then
+	// takes all of its working memory from the pool at once (one Get and
+	// one Put rather than three of each).
+	scratch planScratch
+	spare   *planMemory
 }
 
 var allocMemPool = sync.Pool{New: func() any { return new(allocMem) }}
@@ -192,7 +214,7 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 	if a.mem == nil {
 		a.takeMem() // freed before
 	}
-	mem := planMemPool.Get().(*planMemory)
+	mem := a.takePlanMem()
 	// Reserving the graph of the last plan again: its numbering moves to
 	// the new plan's memory (and back if planning fails) rather than
 	// being computed again.
@@ -202,12 +224,12 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 	}
 	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
-	}, mem)
+	}, mem, &a.mem.scratch)
 	if err != nil {
 		if again {
 			mem.index, a.planMem.index = a.planMem.index, mem.index
 		}
-		planMemPool.Put(mem)
+		a.givePlanMem(mem)
 		return fmt.Errorf("gallocr: reserve: %w", err)
 	}
 	a.setPlan(pl, mem)
@@ -218,9 +240,29 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 // the arrays of the plan it replaces back for reuse.
 func (a *Allocator) setPlan(pl *Plan, mem *planMemory) {
 	if a.planMem != nil {
-		planMemPool.Put(a.planMem)
+		a.givePlanMem(a.planMem)
 	}
 	a.plan, a.planMem = pl, mem
+}
+
+// takePlanMem returns plan memory for a reserve: the allocator's spare,
+// else some from the pool.
+func (a *Allocator) takePlanMem() *planMemory {
+	if m := a.mem.spare; m != nil {
+		a.mem.spare = nil
+		return m
+	}
+	return planMemPool.Get().(*planMemory)
+}
+
+// givePlanMem keeps m as the allocator's spare plan memory, or hands it
+// to the pool when the allocator has one already (or no working memory).
+func (a *Allocator) givePlanMem(m *planMemory) {
+	if a.mem != nil && a.mem.spare == nil {
+		a.mem.spare = m
+		return
+	}
+	planMemPool.Put(m)
 }
 
 // reallocate gives each dynamic allocator one buffer per chunk of at least
