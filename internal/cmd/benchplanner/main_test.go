@@ -205,3 +205,26 @@ func TestClocks(t *testing.T) {
 		}
 	}
 }
+
+// TestBestBatches: each mode's figure is the lowest batch median, per
+// node, batches being r.reps repetitions in the order run.
+func TestBestBatches(t *testing.T) {
+	r := &result{nodes: 2, reps: 3}
+	for _, v := range []float64{10, 30, 20, 4, 6, 100} { // medians 20, 6
+		r.samples[ggmlFresh] = append(r.samples[ggmlFresh], sample{cpu: v})
+	}
+	for _, v := range []float64{8, 8, 8, 9} { // a short last batch: medians 8, 9
+		r.samples[gogmlWarm] = append(r.samples[gogmlWarm], sample{cpu: v})
+	}
+	for _, tc := range []struct {
+		mode int
+		want float64
+	}{
+		{ggmlFresh, 3},
+		{gogmlWarm, 4},
+	} {
+		if got := r.bestBatches()[tc.mode]; got != tc.want {
+			t.Errorf("%s: best batch %v ns per node, want %v", modeNames[tc.mode], got, tc.want)
+		}
+	}
+}
