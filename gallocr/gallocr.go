@@ -30,12 +30,10 @@ type Allocator struct {
 	bufts   []runtime.BufferType
 	dynOf   []int
 	firstOf []int
-	// mem holds the allocator's dynamic allocators and buffer lists; it
-	// comes from allocMemPool and goes back on Free (nil until the next
-	// reserve takes one again).
-	mem     *allocMem
-	dyns    []*Dyn             // mem.dyns, nil while mem is
-	buffers [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
+	// mem holds the allocator's dynamic allocators and buffers (per dyn:
+	// one buffer per chunk; nil: none yet); it comes from allocMemPool
+	// and goes back on Free (nil until the next reserve takes one again).
+	mem *allocMem
 	// retired remembers the last maxRetired buffers this allocator freed
 	// (oldest first in retiredOrder), so tensors still naming them are
 	// recognised as its own and placed again rather than taken for memory
@@ -58,8 +56,6 @@ type Allocator struct {
 	plan *Plan // the last successful reserve; nil before one or after an error
 	// planMem holds plan's arrays, reused once plan is replaced or freed.
 	planMem *planMemory
-	// deferred collects views met before their base had a place.
-	deferred []*runtime.Tensor
 }
 
 // inlineList is the longest buffer list an Allocator holds inside itself
@@ -134,6 +130,9 @@ type allocMem struct {
 	// one Put rather than three of each).
 	scratch planScratch
 	spare   *planMemory
+	// deferred collects, during AllocGraph, views met before their base
+	// had a place.
+	deferred []*runtime.Tensor
 }
 
 var allocMemPool = sync.Pool{New: func() any { return new(allocMem) }}
@@ -155,7 +154,7 @@ func (a *Allocator) takeMem() {
 		m.dyns[d].init(bt.Alignment(), bt.MaxSize())
 		m.buffers[d] = nil
 	}
-	a.mem, a.dyns, a.buffers = m, m.dyns[:n], m.buffers
+	a.mem = m
 }
 
 // putMem hands a's working memory back (its buffers already released).
@@ -164,16 +163,18 @@ func (a *Allocator) putMem() {
 		return
 	}
 	allocMemPool.Put(a.mem)
-	a.mem, a.dyns, a.buffers = nil, nil, nil
+	a.mem = nil
 }
 
 // ours reports whether buf was allocated by this allocator (now or before a
 // reallocation).
 func (a *Allocator) ours(buf runtime.Buffer) bool {
-	for _, bs := range a.buffers {
-		for _, b := range bs {
-			if b == buf {
-				return true
+	if a.mem != nil {
+		for _, bs := range a.mem.buffers {
+			for _, b := range bs {
+				if b == buf {
+					return true
+				}
 			}
 		}
 	}
@@ -222,7 +223,7 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 	if again {
 		mem.index, a.planMem.index = a.planMem.index, mem.index
 	}
-	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
+	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.mem.dyns[:len(a.firstOf)], PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
 	}, mem, &a.mem.scratch)
 	if err != nil {
@@ -270,7 +271,7 @@ func (a *Allocator) givePlanMem(m *planMemory) {
 func (a *Allocator) reallocate(pl *Plan) error {
 	for d, first := range a.firstOf {
 		need := pl.Chunks[first]
-		cur := a.buffers[d]
+		cur := a.mem.buffers[d]
 		grow := cur == nil || len(need) > len(cur)
 		for c := 0; !grow && c < len(need); c++ {
 			grow = need[c] > cur[c].Size()
@@ -292,7 +293,7 @@ func (a *Allocator) reallocate(pl *Plan) error {
 			b.SetUsage(runtime.UsageCompute)
 			bufs = append(bufs, b)
 		}
-		a.buffers[d] = bufs
+		a.mem.buffers[d] = bufs
 	}
 	return nil
 }
@@ -306,7 +307,7 @@ const maxRetired = 64
 // releaseDyn frees the buffers of dynamic allocator d, remembering them so
 // tensors still pointing at them are recognised as ours.
 func (a *Allocator) releaseDyn(d int) {
-	for _, b := range a.buffers[d] {
+	for _, b := range a.mem.buffers[d] {
 		b.Free()
 		if a.isRetired(b) {
 			continue
@@ -326,12 +327,14 @@ func (a *Allocator) releaseDyn(d int) {
 			}
 		}
 	}
-	a.buffers[d] = nil
+	a.mem.buffers[d] = nil
 }
 
 func (a *Allocator) freeAll() {
-	for d := range a.buffers {
-		a.releaseDyn(d)
+	if a.mem != nil {
+		for d := range a.mem.buffers {
+			a.releaseDyn(d)
+		}
 	}
 	a.setPlan(nil, nil)
 }
@@ -384,10 +387,10 @@ func (a *Allocator) Plan() *Plan { return a.plan }
 
 // Buffers returns the backend buffers of buffer-list entry i, one per chunk.
 func (a *Allocator) Buffers(i int) []runtime.Buffer {
-	if a.buffers == nil {
+	if a.mem == nil {
 		return nil // freed
 	}
-	return a.buffers[a.dynOf[i]]
+	return a.mem.buffers[a.dynOf[i]]
 }
 
 // BufferSize returns the bytes allocated for buffer-list entry i; 0 for an
@@ -408,7 +411,7 @@ func (a *Allocator) BufferSize(i int) (uint64, error) {
 
 // placedIn returns the buffer a planned tensor lives in.
 func (a *Allocator) placedIn(ta Placement) runtime.Buffer {
-	return a.buffers[a.dynOf[ta.Buffer]][ta.Chunk]
+	return a.mem.buffers[a.dynOf[ta.Buffer]][ta.Chunk]
 }
 
 // allocSizeOK reports whether t still fits its planned place. A tensor that
@@ -477,7 +480,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 			return err
 		}
 	}
-	for _, bs := range a.buffers {
+	for _, bs := range a.mem.buffers {
 		for _, b := range bs {
 			b.Reset()
 		}
@@ -485,7 +488,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	rix := a.plan.Index
 	same := rix.Numbers(g)
 	a.lastGraph = g
-	a.deferred = a.deferred[:0]
+	a.mem.deferred = a.mem.deferred[:0]
 	for i, l := range g.Leafs() {
 		if err := a.initTensor(l, a.plan.Placements[rix.Leafs[i]]); err != nil {
 			return err
@@ -511,7 +514,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	// ggml leaves a view without memory when its base is placed after it
 	// in this order (a leaf viewing a node, say); the plan puts it at its
 	// base's place plus its offset, and so does this.
-	for _, v := range a.deferred {
+	for _, v := range a.mem.deferred {
 		if v.Buffer == nil && v.ViewSrc.Buffer != nil {
 			if err := runtime.ViewInit(v); err != nil {
 				return fmt.Errorf("gallocr: %w", err)
@@ -533,7 +536,7 @@ func (a *Allocator) initTensor(t *runtime.Tensor, ta Placement) error {
 		t.Buffer = nil
 		if base.Buffer == nil {
 			if !base.Preallocated {
-				a.deferred = append(a.deferred, t) // its base may come later
+				a.mem.deferred = append(a.mem.deferred, t) // its base may come later
 			}
 			return nil
 		}
