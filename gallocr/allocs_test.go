@@ -40,7 +40,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 			// Per buffer type: its buffers and the list holding them.
 			var buffers float64
 			for d := range a.firstOf {
-				buffers += float64(len(a.buffers[d]) + 1)
+				buffers += float64(len(a.mem.buffers[d]) + 1)
 			}
 			// The allocator, its buffer list and, for lists longer than
 			// one, dynOf and firstOf.

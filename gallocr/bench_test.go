@@ -82,11 +82,29 @@ func BenchmarkAllocGraphWarm(b *testing.B) {
 // per token. The graphs are built in batches outside the timer.
 func BenchmarkReserveFreshNumbered(b *testing.B) {
 	f := loadBig(b)
+	benchReserve(b, f, newGraphs(b, f, 64))
+}
+
+// BenchmarkReserveFreshSmall is BenchmarkReserveFreshNumbered on some of
+// the corpus's smallest graphs, where a fresh reserve's cost per graph
+// (allocator, pooled memory, numbering set-up, Free) weighs most.
+func BenchmarkReserveFreshSmall(b *testing.B) {
+	for _, name := range []string{"random-31", "chunked-llama-03", "random-02", "chunked-random-01"} {
+		b.Run(name, func(b *testing.B) {
+			f := loadGraphFile(b, filepath.Join(conformanceDir(b), name+".graph.json"))
+			benchReserve(b, f, newGraphs(b, f, 256))
+		})
+	}
+}
+
+// newGraphs returns a function that hands out a new graph over f's
+// tensors each call, built batch at a time with the timer stopped.
+func newGraphs(b *testing.B, f *runtime.GraphFile, batch int) func() *runtime.Graph {
 	var spare []*runtime.Graph
-	benchReserve(b, f, func() *runtime.Graph {
+	return func() *runtime.Graph {
 		if len(spare) == 0 {
 			b.StopTimer()
-			for range 64 {
+			for range batch {
 				g, err := runtime.NewGraphFrom(f.Graph.Leafs(), f.Graph.Nodes())
 				if err != nil {
 					b.Fatal(err)
@@ -98,5 +116,5 @@ func BenchmarkReserveFreshNumbered(b *testing.B) {
 		g := spare[len(spare)-1]
 		spare = spare[:len(spare)-1]
 		return g
-	})
+	}
 }

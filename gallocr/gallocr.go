@@ -30,12 +30,10 @@ type Allocator struct {
 	bufts   []runtime.BufferType
 	dynOf   []int
 	firstOf []int
-	// mem holds the allocator's dynamic allocators and buffer lists; it
-	// comes from allocMemPool and goes back on Free (nil until the next
-	// reserve takes one again).
-	mem     *allocMem
-	dyns    []*Dyn             // mem.dyns, nil while mem is
-	buffers [][]runtime.Buffer // per dyn: one buffer per chunk; nil: none yet
+	// mem holds the allocator's dynamic allocators and buffers (per dyn:
+	// one buffer per chunk; nil: none yet); it comes from allocMemPool
+	// and goes back on Free (nil until the next reserve takes one again).
+	mem *allocMem
 	// retired remembers the last maxRetired buffers this allocator freed
 	// (oldest first in retiredOrder), so tensors still naming them are
 	// recognised as its own and placed again rather than taken for memory
@@ -44,10 +42,13 @@ type Allocator struct {
 	// (nil before: a short list is scanned).
 	retired      map[runtime.Buffer]struct{}
 	retiredOrder []runtime.Buffer
-	// retiredFirst holds the first few retired buffers and oneIndex dynOf
-	// and firstOf of a one-entry list, inside the Allocator itself.
+	// retiredFirst holds the first few retired buffers, and listInline and
+	// indexInline the buffer list and its dynOf and firstOf when the list
+	// is short, inside the Allocator itself: NewN then makes one
+	// allocation.
 	retiredFirst [4]runtime.Buffer
-	oneIndex     [2]int
+	listInline   [inlineList]runtime.BufferType
+	indexInline  [2 * inlineList]int
 	strategy     Strategy
 	// lastGraph is the graph last allocated; Free unbinds its tensors.
 	lastGraph *runtime.Graph
@@ -55,9 +56,11 @@ type Allocator struct {
 	plan *Plan // the last successful reserve; nil before one or after an error
 	// planMem holds plan's arrays, reused once plan is replaced or freed.
 	planMem *planMemory
-	// deferred collects views met before their base had a place.
-	deferred []*runtime.Tensor
 }
+
+// inlineList is the longest buffer list an Allocator holds inside itself
+// (with its dynOf and firstOf); at most dynScan.
+const inlineList = 4
 
 // Option configures an Allocator.
 type Option func(*Allocator)
@@ -81,10 +84,18 @@ func NewN(bufts []runtime.BufferType, opts ...Option) (*Allocator, error) {
 			return nil, fmt.Errorf("gallocr: buffer type %d is nil", i)
 		}
 	}
-	a := &Allocator{bufts: append([]runtime.BufferType(nil), bufts...)}
-	if len(bufts) == 1 {
-		a.dynOf, a.firstOf = a.oneIndex[0:1:1], a.oneIndex[1:2:2] // both {0}
-	} else {
+	a := new(Allocator)
+	switch n := len(bufts); {
+	case n == 1:
+		a.listInline[0] = bufts[0]
+		a.bufts = a.listInline[:1:1]
+		a.dynOf, a.firstOf = a.indexInline[0:1:1], a.indexInline[1:2:2] // both {0}
+	case n <= inlineList:
+		a.bufts = a.listInline[:n:n]
+		copy(a.bufts, bufts)
+		a.dynOf, a.firstOf = dynIndexScan(a.bufts, a.indexInline[:2*n])
+	default:
+		a.bufts = append([]runtime.BufferType(nil), bufts...)
 		a.dynOf, a.firstOf = dynIndex(a.bufts)
 	}
 	a.retiredOrder = a.retiredFirst[:0:len(a.retiredFirst)]
@@ -112,6 +123,16 @@ type allocMem struct {
 	buffers [][]runtime.Buffer
 	// index numbers, at Free, a last graph other than the plan's.
 	index runtime.IndexBuffer
+	// scratch is the planning passes' working memory, and spare the plan
+	// memory the allocator's last plan left (nil: none), which its next
+	// reserve takes: an allocator made, used and freed per graph then
+	// takes all of its working memory from the pool at once (one Get and
+	// one Put rather than three of each).
+	scratch planScratch
+	spare   *planMemory
+	// deferred collects, during AllocGraph, views met before their base
+	// had a place.
+	deferred []*runtime.Tensor
 }
 
 var allocMemPool = sync.Pool{New: func() any { return new(allocMem) }}
@@ -133,7 +154,7 @@ func (a *Allocator) takeMem() {
 		m.dyns[d].init(bt.Alignment(), bt.MaxSize())
 		m.buffers[d] = nil
 	}
-	a.mem, a.dyns, a.buffers = m, m.dyns[:n], m.buffers
+	a.mem = m
 }
 
 // putMem hands a's working memory back (its buffers already released).
@@ -142,16 +163,18 @@ func (a *Allocator) putMem() {
 		return
 	}
 	allocMemPool.Put(a.mem)
-	a.mem, a.dyns, a.buffers = nil, nil, nil
+	a.mem = nil
 }
 
 // ours reports whether buf was allocated by this allocator (now or before a
 // reallocation).
 func (a *Allocator) ours(buf runtime.Buffer) bool {
-	for _, bs := range a.buffers {
-		for _, b := range bs {
-			if b == buf {
-				return true
+	if a.mem != nil {
+		for _, bs := range a.mem.buffers {
+			for _, b := range bs {
+				if b == buf {
+					return true
+				}
 			}
 		}
 	}
@@ -192,7 +215,7 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 	if a.mem == nil {
 		a.takeMem() // freed before
 	}
-	mem := planMemPool.Get().(*planMemory)
+	mem := a.takePlanMem()
 	// Reserving the graph of the last plan again: its numbering moves to
 	// the new plan's memory (and back if planning fails) rather than
 	// being computed again.
@@ -200,14 +223,14 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 	if again {
 		mem.index, a.planMem.index = a.planMem.index, mem.index
 	}
-	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.dyns, PlanOptions{
+	pl, err := planWith(g, a.bufts, a.dynOf, a.firstOf, a.mem.dyns[:len(a.firstOf)], PlanOptions{
 		NodeBufferIDs: nodeIDs, LeafBufferIDs: leafIDs, Strategy: a.strategy, External: a.external,
-	}, mem)
+	}, mem, &a.mem.scratch)
 	if err != nil {
 		if again {
 			mem.index, a.planMem.index = a.planMem.index, mem.index
 		}
-		planMemPool.Put(mem)
+		a.givePlanMem(mem)
 		return fmt.Errorf("gallocr: reserve: %w", err)
 	}
 	a.setPlan(pl, mem)
@@ -218,9 +241,29 @@ func (a *Allocator) ReserveN(g *runtime.Graph, nodeIDs, leafIDs []int) error {
 // the arrays of the plan it replaces back for reuse.
 func (a *Allocator) setPlan(pl *Plan, mem *planMemory) {
 	if a.planMem != nil {
-		planMemPool.Put(a.planMem)
+		a.givePlanMem(a.planMem)
 	}
 	a.plan, a.planMem = pl, mem
+}
+
+// takePlanMem returns plan memory for a reserve: the allocator's spare,
+// else some from the pool.
+func (a *Allocator) takePlanMem() *planMemory {
+	if m := a.mem.spare; m != nil {
+		a.mem.spare = nil
+		return m
+	}
+	return planMemPool.Get().(*planMemory)
+}
+
+// givePlanMem keeps m as the allocator's spare plan memory, or hands it
+// to the pool when the allocator has one already (or no working memory).
+func (a *Allocator) givePlanMem(m *planMemory) {
+	if a.mem != nil && a.mem.spare == nil {
+		a.mem.spare = m
+		return
+	}
+	planMemPool.Put(m)
 }
 
 // reallocate gives each dynamic allocator one buffer per chunk of at least
@@ -228,7 +271,7 @@ func (a *Allocator) setPlan(pl *Plan, mem *planMemory) {
 func (a *Allocator) reallocate(pl *Plan) error {
 	for d, first := range a.firstOf {
 		need := pl.Chunks[first]
-		cur := a.buffers[d]
+		cur := a.mem.buffers[d]
 		grow := cur == nil || len(need) > len(cur)
 		for c := 0; !grow && c < len(need); c++ {
 			grow = need[c] > cur[c].Size()
@@ -250,7 +293,7 @@ func (a *Allocator) reallocate(pl *Plan) error {
 			b.SetUsage(runtime.UsageCompute)
 			bufs = append(bufs, b)
 		}
-		a.buffers[d] = bufs
+		a.mem.buffers[d] = bufs
 	}
 	return nil
 }
@@ -264,7 +307,7 @@ const maxRetired = 64
 // releaseDyn frees the buffers of dynamic allocator d, remembering them so
 // tensors still pointing at them are recognised as ours.
 func (a *Allocator) releaseDyn(d int) {
-	for _, b := range a.buffers[d] {
+	for _, b := range a.mem.buffers[d] {
 		b.Free()
 		if a.isRetired(b) {
 			continue
@@ -284,12 +327,14 @@ func (a *Allocator) releaseDyn(d int) {
 			}
 		}
 	}
-	a.buffers[d] = nil
+	a.mem.buffers[d] = nil
 }
 
 func (a *Allocator) freeAll() {
-	for d := range a.buffers {
-		a.releaseDyn(d)
+	if a.mem != nil {
+		for d := range a.mem.buffers {
+			a.releaseDyn(d)
+		}
 	}
 	a.setPlan(nil, nil)
 }
@@ -342,10 +387,10 @@ func (a *Allocator) Plan() *Plan { return a.plan }
 
 // Buffers returns the backend buffers of buffer-list entry i, one per chunk.
 func (a *Allocator) Buffers(i int) []runtime.Buffer {
-	if a.buffers == nil {
+	if a.mem == nil {
 		return nil // freed
 	}
-	return a.buffers[a.dynOf[i]]
+	return a.mem.buffers[a.dynOf[i]]
 }
 
 // BufferSize returns the bytes allocated for buffer-list entry i; 0 for an
@@ -366,7 +411,7 @@ func (a *Allocator) BufferSize(i int) (uint64, error) {
 
 // placedIn returns the buffer a planned tensor lives in.
 func (a *Allocator) placedIn(ta Placement) runtime.Buffer {
-	return a.buffers[a.dynOf[ta.Buffer]][ta.Chunk]
+	return a.mem.buffers[a.dynOf[ta.Buffer]][ta.Chunk]
 }
 
 // allocSizeOK reports whether t still fits its planned place. A tensor that
@@ -435,7 +480,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 			return err
 		}
 	}
-	for _, bs := range a.buffers {
+	for _, bs := range a.mem.buffers {
 		for _, b := range bs {
 			b.Reset()
 		}
@@ -443,7 +488,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	rix := a.plan.Index
 	same := rix.Numbers(g)
 	a.lastGraph = g
-	a.deferred = a.deferred[:0]
+	a.mem.deferred = a.mem.deferred[:0]
 	for i, l := range g.Leafs() {
 		if err := a.initTensor(l, a.plan.Placements[rix.Leafs[i]]); err != nil {
 			return err
@@ -469,7 +514,7 @@ func (a *Allocator) AllocGraph(g *runtime.Graph) error {
 	// ggml leaves a view without memory when its base is placed after it
 	// in this order (a leaf viewing a node, say); the plan puts it at its
 	// base's place plus its offset, and so does this.
-	for _, v := range a.deferred {
+	for _, v := range a.mem.deferred {
 		if v.Buffer == nil && v.ViewSrc.Buffer != nil {
 			if err := runtime.ViewInit(v); err != nil {
 				return fmt.Errorf("gallocr: %w", err)
@@ -491,7 +536,7 @@ func (a *Allocator) initTensor(t *runtime.Tensor, ta Placement) error {
 		t.Buffer = nil
 		if base.Buffer == nil {
 			if !base.Preallocated {
-				a.deferred = append(a.deferred, t) // its base may come later
+				a.mem.deferred = append(a.mem.deferred, t) // its base may come later
 			}
 			return nil
 		}

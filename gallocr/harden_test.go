@@ -110,7 +110,7 @@ func planWithIndexAt(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptio
 		dd.indexAt = indexAt
 		dyns[d] = dd
 	}
-	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt, nil)
+	pl, err := planWith(g, bufts, dynOf, firstOf, dyns, opt, nil, nil)
 	return pl, dyns, err
 }
 
@@ -304,7 +304,7 @@ func TestDynIndexScanMatchesMap(t *testing.T) {
 		{nil, host, nil, host},
 		{dev, boxType{host, 1}, sliceType{dev, nil}, boxType{host, 1}, dev, host, boxType{host, []int{2}}, host},
 	} {
-		gotOf, gotFirst := dynIndexScan(bufts)
+		gotOf, gotFirst := dynIndexScan(bufts, make([]int, 2*len(bufts)))
 		wantOf, wantFirst := dynIndexMap(bufts)
 		if !slices.Equal(gotOf, wantOf) || !slices.Equal(gotFirst, wantFirst) {
 			t.Errorf("%d entries: scan %v %v, map %v %v", len(bufts), gotOf, gotFirst, wantOf, wantFirst)

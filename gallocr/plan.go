@@ -195,7 +195,8 @@ func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
 	case len(bufts) == 1:
 		return []int{0}, []int{0}
 	case len(bufts) <= dynScan:
-		return dynIndexScan(bufts)
+		idx := make([]int, 2*len(bufts))
+		return dynIndexScan(bufts, idx)
 	}
 	return dynIndexMap(bufts)
 }
@@ -204,11 +205,13 @@ func dynIndex(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
 // instead of hashing them.
 const dynScan = 8
 
-// dynIndexScan is dynIndex by pairwise comparison: the same groups as
-// dynIndexMap (an entry that cannot be hashed cannot be compared either,
-// and equal keys are equal values), without building a map.
-func dynIndexScan(bufts []runtime.BufferType) (dynOf []int, firstOf []int) {
-	dynOf = make([]int, len(bufts))
+// dynIndexScan is dynIndex by pairwise comparison, into idx (two ints per
+// entry: dynOf, then firstOf's array): the same groups as dynIndexMap (an
+// entry that cannot be hashed cannot be compared either, and equal keys
+// are equal values), without building a map.
+func dynIndexScan(bufts []runtime.BufferType, idx []int) (dynOf []int, firstOf []int) {
+	n := len(bufts)
+	dynOf, firstOf = idx[:n:n], idx[n:n:2*n]
 	var hashable [dynScan]bool
 	for i, bt := range bufts {
 		hashable[i] = comparableBufferType(bt)
@@ -480,12 +483,13 @@ func PlanGraph(g *runtime.Graph, bufts []runtime.BufferType, opt PlanOptions) (*
 		}
 		dyns[d] = dd
 	}
-	return planWith(g, bufts, dynOf, firstOf, dyns, opt, nil)
+	return planWith(g, bufts, dynOf, firstOf, dyns, opt, nil, nil)
 }
 
 // planWith plans g with the given dynamic allocators. The plan's arrays
-// come from pm when it is not nil (an Allocator's recycled plan memory).
-func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions, pm *planMemory) (*Plan, error) {
+// come from pm when it is not nil (an Allocator's recycled plan memory),
+// and the pass's working memory from sc (nil: from scratchPool).
+func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int, dyns []*Dyn, opt PlanOptions, pm *planMemory, sc *planScratch) (*Plan, error) {
 	if g == nil {
 		return nil, fmt.Errorf("plan: nil graph: %w", runtime.ErrGraph)
 	}
@@ -509,8 +513,10 @@ func planWith(g *runtime.Graph, bufts []runtime.BufferType, dynOf, firstOf []int
 		ix = g.Index()
 	}
 	n := len(ix.Tensors)
-	sc := scratchPool.Get().(*planScratch)
-	defer scratchPool.Put(sc)
+	if sc == nil {
+		sc = scratchPool.Get().(*planScratch)
+		defer scratchPool.Put(sc)
+	}
 	if cap(sc.st) < n {
 		sc.st = make([]tensorState, n)
 	}

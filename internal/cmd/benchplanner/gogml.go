@@ -4,6 +4,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -22,19 +23,46 @@ type stamp struct {
 	cpu  int64
 }
 
+// processCPU reads the process's CPU clock the way the C side's
+// clock_gettime does: that clock has no vDSO fast path, so glibc makes
+// the system call directly, and so does this, raw, without the Go
+// runtime's entersyscall and exitsyscall around it (~60 ns more per
+// read, which fell inside gogml's timed interval only). The call cannot
+// block.
 func processCPU() int64 {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+	_, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_PROCESS_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0)
+	if errno != 0 {
 		return 0
 	}
 	return ts.Nano()
 }
 
+// now and since read the clocks in the C side's order (wall, then CPU,
+// at both ends), so that both sides' intervals hold the same clock
+// reads: each wall interval holds one CPU-clock system call (the start's)
+// and each CPU interval the part of one between the two readings. since
+// read the CPU clock first, as it did, put both system calls inside
+// gogml's wall interval: ~1.4 µs more a repetition than ggml's on this
+// VM (RATIONALE.md, "benchplanner reads the clocks in the C side's
+// order").
 func now() stamp { return stamp{time.Now(), processCPU()} }
 
 func since(t0 stamp) sample {
+	w := time.Since(t0.wall)
 	c := processCPU()
-	return sample{float64(time.Since(t0.wall).Nanoseconds()), float64(c - t0.cpu)}
+	return sample{float64(w.Nanoseconds()), float64(c - t0.cpu)}
+}
+
+// emptyIntervals times reps empty intervals on gogml's side: the clock
+// reads alone, as the C side's empty command does.
+func emptyIntervals(reps int) []sample {
+	out := make([]sample, reps)
+	for i := range out {
+		t0 := now()
+		out[i] = since(t0)
+	}
+	return out
 }
 
 // gogmlGraph is one corpus graph on gogml's side.

@@ -126,6 +126,10 @@ func run(o options) error {
 		}
 		res[i] = r
 	}
+	clocks, err := measureClocks(c)
+	if err != nil {
+		return err
+	}
 	gc := newCollector()
 	for round := range o.rounds {
 		for i, r := range res {
@@ -140,7 +144,28 @@ func run(o options) error {
 			return err
 		}
 	}
-	return writeReport(o, res, gc, time.Since(start))
+	return writeReport(o, res, gc, clocks, time.Since(start))
+}
+
+// clockCost is what the instrument adds to every repetition of a side:
+// the median wall and CPU time of an empty interval, in ns.
+type clockCost struct{ gogml, ggml sample }
+
+// measureClocks times empty intervals on both sides, alternating, and
+// returns each side's medians.
+func measureClocks(c *ggmlSide) (clockCost, error) {
+	const reps, rounds = 1000, 3
+	var g, cs []sample
+	for range rounds {
+		s, err := c.empty(reps)
+		if err != nil {
+			return clockCost{}, err
+		}
+		cs = append(cs, s...)
+		g = append(g, emptyIntervals(reps)...)
+	}
+	med := func(s []sample) sample { return sample{median(wallOf(s)), median(cpuOf(s))} }
+	return clockCost{gogml: med(g), ggml: med(cs)}, nil
 }
 
 // loadCorpus reads every *.graph.json of dir whose name matches filter.

@@ -7,6 +7,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -183,5 +184,47 @@ func TestCollector(t *testing.T) {
 	c.after(gogmlFreshNum)
 	if c.inBatch[gogmlFreshNum] == 0 {
 		t.Errorf("a collection during the batch was not counted: %v", c.inBatch)
+	}
+}
+
+// TestClocks: the raw read of the process CPU clock advances with work,
+// and an empty interval, timed as a repetition is, is never negative.
+func TestClocks(t *testing.T) {
+	c0 := processCPU()
+	if c0 <= 0 {
+		t.Fatalf("process CPU clock read %d", c0)
+	}
+	for t0 := time.Now(); time.Since(t0) < 2*time.Millisecond; {
+	}
+	if c1 := processCPU(); c1 <= c0 {
+		t.Errorf("process CPU clock went from %d to %d over 2 ms of spinning", c0, c1)
+	}
+	for i, s := range emptyIntervals(100) {
+		if s.wall < 0 || s.cpu < 0 {
+			t.Fatalf("empty interval %d: wall %v, CPU %v", i, s.wall, s.cpu)
+		}
+	}
+}
+
+// TestBestBatches: each mode's figure is the lowest batch median, per
+// node, batches being r.reps repetitions in the order run.
+func TestBestBatches(t *testing.T) {
+	r := &result{nodes: 2, reps: 3}
+	for _, v := range []float64{10, 30, 20, 4, 6, 100} { // medians 20, 6
+		r.samples[ggmlFresh] = append(r.samples[ggmlFresh], sample{cpu: v})
+	}
+	for _, v := range []float64{8, 8, 8, 9} { // a short last batch: medians 8, 9
+		r.samples[gogmlWarm] = append(r.samples[gogmlWarm], sample{cpu: v})
+	}
+	for _, tc := range []struct {
+		mode int
+		want float64
+	}{
+		{ggmlFresh, 3},
+		{gogmlWarm, 4},
+	} {
+		if got := r.bestBatches()[tc.mode]; got != tc.want {
+			t.Errorf("%s: best batch %v ns per node, want %v", modeNames[tc.mode], got, tc.want)
+		}
 	}
 }

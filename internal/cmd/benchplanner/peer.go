@@ -218,6 +218,20 @@ func (s *ggmlSide) times(mode string, id, reps int) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseTimes(f, reps)
+}
+
+// empty times reps empty intervals: the clock reads alone.
+func (s *ggmlSide) empty(reps int) ([]sample, error) {
+	f, err := s.ask("times", "empty %d", reps)
+	if err != nil {
+		return nil, err
+	}
+	return parseTimes(f, reps)
+}
+
+// parseTimes reads the fields of a "times" answer, WALL/CPU each.
+func parseTimes(f []string, reps int) ([]sample, error) {
 	if len(f) != reps {
 		return nil, fmt.Errorf("ggml side: %d times for %d repetitions", len(f), reps)
 	}
@@ -227,6 +241,7 @@ func (s *ggmlSide) times(mode string, id, reps int) ([]sample, error) {
 		if !ok {
 			return nil, fmt.Errorf("ggml side: time %q is not WALL/CPU", x)
 		}
+		var err error
 		if out[i].wall, err = strconv.ParseFloat(w, 64); err == nil {
 			out[i].cpu, err = strconv.ParseFloat(c, 64)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -263,6 +264,21 @@ func (r *result) figures(cpu bool) (med, avg [nModes]float64) {
 		med[m], avg[m] = median(v)/n, mean(v)/n
 	}
 	return med, avg
+}
+
+// bestBatches returns, per mode, the lowest of its batches' median CPU
+// times in ns per node (each batch holds r.reps repetitions, in the order
+// run).
+func (r *result) bestBatches() (best [nModes]float64) {
+	n := float64(max(r.nodes, 1))
+	for m := range nModes {
+		v := cpuOf(r.samples[m])
+		best[m] = math.Inf(1)
+		for i := 0; i < len(v); i += max(r.reps, 1) {
+			best[m] = min(best[m], median(v[i:min(i+max(r.reps, 1), len(v))])/n)
+		}
+	}
+	return best
 }
 
 // collector runs the harness's collection before each batch and counts,

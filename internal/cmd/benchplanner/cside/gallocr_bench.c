@@ -13,6 +13,8 @@
 //   warm ID REPS   -> "times ...": ns per alloc_graph on a reserved
 //                     allocator, every tensor placed again (also
 //                     after one untimed)
+//   empty REPS     -> "times ...": an empty interval, the clock reads
+//                     alone, timed as a repetition is
 //   quit
 //
 // The buffer types hold no memory: each buffer gets a distinct fake base
@@ -371,6 +373,18 @@ static void fresh(int id, int reps) {
     free(ns);
 }
 
+// empty times nothing between the clock reads: what the instrument adds
+// to every repetition's time.
+static void empty(int reps) {
+    struct stamp * ns = calloc(reps, sizeof *ns);
+    for (int r = 0; r < reps; r++) {
+        struct stamp t0 = now();
+        ns[r] = since(t0);
+    }
+    times(ns, reps);
+    free(ns);
+}
+
 static void warm(int id, int reps) {
     struct graph * G = get(id);
     if (!G) return;
@@ -437,6 +451,8 @@ int main(void) {
             fresh(id, reps);
         } else if (sscanf(line, "warm %d %d", &id, &reps) == 2 && reps > 0) {
             warm(id, reps);
+        } else if (sscanf(line, "empty %d", &reps) == 1 && reps > 0) {
+            empty(reps);
         } else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "quit") == 0) {
             break;
         } else {
