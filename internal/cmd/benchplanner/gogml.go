@@ -4,9 +4,6 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gogml/gogml/gallocr"
 	"github.com/gogml/gogml/runtime"
@@ -21,21 +18,6 @@ type sample struct{ wall, cpu float64 }
 type stamp struct {
 	wall time.Time
 	cpu  int64
-}
-
-// processCPU reads the process's CPU clock the way the C side's
-// clock_gettime does: that clock has no vDSO fast path, so glibc makes
-// the system call directly, and so does this, raw, without the Go
-// runtime's entersyscall and exitsyscall around it (~60 ns more per
-// read, which fell inside gogml's timed interval only). The call cannot
-// block.
-func processCPU() int64 {
-	var ts unix.Timespec
-	_, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_PROCESS_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0)
-	if errno != 0 {
-		return 0
-	}
-	return ts.Nano()
 }
 
 // now and since read the clocks in the C side's order (wall, then CPU,
