@@ -317,3 +317,24 @@ func parseListOps(out []byte) []string {
 	}
 	return ops
 }
+
+// Verdict judges op's cases in the run: nil when every case ran to an
+// outcome and passed, or, with declines, every case the backend ran (the
+// rest "not supported", declined through gogml's op-support query), and
+// the program agrees. The error says what fell short.
+func (run *BackendOpsRun) Verdict(op string, declines bool) error {
+	r := run.Report.Ops[op]
+	switch {
+	case r == nil:
+		return fmt.Errorf("no %s cases in the output (exit %v)", op, run.Err)
+	case run.Report.Truncated || r.Unfinished != "":
+		return fmt.Errorf("%s: run cut short after %d cases (exit %v)\nstderr:\n%s", op, r.Total(), run.Err, tail(run.Stderr, 2000))
+	case declines && !r.Passes(), !declines && !r.Clean():
+		return fmt.Errorf("%s: %d passed, %d failed (first: %v), %d not supported", op, r.Passed, r.Failed, r.Failures, r.NotSupported)
+	case run.Report.SummaryPassed != r.Passed:
+		return fmt.Errorf("%s: counted %d passed, test-backend-ops says %d/%d", op, r.Passed, run.Report.SummaryPassed, run.Report.SummaryTotal)
+	case run.Err != nil:
+		return fmt.Errorf("%s: every case passed but test-backend-ops exited: %v", op, run.Err)
+	}
+	return nil
+}

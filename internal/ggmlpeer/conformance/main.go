@@ -304,6 +304,13 @@ func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	if err != nil {
 		return nil, "", false
 	}
+	r, ok := readOpLogs(dir, op)
+	return r, strings.TrimSpace(string(note)), ok
+}
+
+// readOpLogs parses op's log under dir, DIR/OP.out or its chunks
+// OP.c1.out, OP.c2.out, ... merged; false when there is none.
+func readOpLogs(dir, op string) (*ggmlpeer.OpResult, bool) {
 	stems := []string{op}
 	for c := 1; ; c++ {
 		stem := fmt.Sprintf("%s.c%d", op, c)
@@ -319,11 +326,11 @@ func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	for _, stem := range stems {
 		out, err := os.ReadFile(filepath.Join(dir, stem+".out"))
 		if err != nil {
-			return nil, "", false
+			return nil, false
 		}
 		parts = append(parts, opResult(out, op))
 	}
-	return mergeResults(op, parts), strings.TrimSpace(string(note)), true
+	return mergeResults(op, parts), true
 }
 
 // clearLogs removes an earlier run's logs of op (whole or in chunks), so
@@ -478,18 +485,17 @@ func reuseArchs(dir, arch string) ([]ggmlpeer.ArchRow, bool) {
 	return keep, true
 }
 
-// readLogs reads a device check's OP.out files (CUDA column).
+// readLogs reads a device check's OP.out files (CUDA column), or an
+// op's chunks OP.c1.out, OP.c2.out, ... (runs with -p filters) merged.
 func readLogs(dir, backend string, ops []string) (column, error) {
 	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{}}
+	if _, err := os.Stat(dir); err != nil {
+		return col, err
+	}
 	for _, op := range ops {
-		out, err := os.ReadFile(filepath.Join(dir, op+".out"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		if r, ok := readOpLogs(dir, op); ok {
+			col.results[op] = r
 		}
-		if err != nil {
-			return col, err
-		}
-		col.results[op] = opResult(out, op)
 	}
 	return col, nil
 }
