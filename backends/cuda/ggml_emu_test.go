@@ -31,7 +31,7 @@ type emuJudgeCase struct {
 // emuJudgeSubset is what TestGGMLJudgesEmulatedCUDA runs by default: the
 // ops a llama-style decoder uses, each cut by a -p filter to its small
 // shapes (the emulator runs a block at a time: SOFT_MAX's 1024x1024 rows,
-// GET_ROWS' 80000-row sources and ADD's 16M-element cases take minutes),
+// GET_ROWS' 70000-row results and ADD's 16M-element cases take minutes),
 // under two minutes on two cores in all. GOGML_EMU_ALL=1 runs them whole.
 var emuJudgeSubset = []emuJudgeCase{
 	{op: "ADD", params: `type=f32,ne=\[(10|16),5,4,3\]`},
@@ -40,7 +40,7 @@ var emuJudgeSubset = []emuJudgeCase{
 	{op: "SOFT_MAX", params: `ne=\[(15|16),(2|15|16),`},
 	{op: "RMS_NORM"},
 	{op: "ROPE", params: `ne_a=\[(128,32|64,128),2,1\]`},
-	{op: "GET_ROWS", params: `n=256,m=5,`},
+	{op: "GET_ROWS", params: `n=256,m=5,r=4,be1=(1|7),`},
 	{op: "SET_ROWS"},
 	{op: "CPY", params: `ne_src=\[(32|64|256),2,3,4\]`},
 	{op: "SWIGLU"},
@@ -53,7 +53,9 @@ var emuJudgeSubset = []emuJudgeCase{
 // make test sets) or g++ it skips, saying so. GOGML_EMU_ALL=1 runs every
 // op test-backend-ops lists (hours) instead of emuJudgeSubset,
 // GOGML_EMU_GGML_OPS=A,B names the ops to run and GOGML_EMU_GGML_P a -p
-// filter for them; GOGML_EMU_GGML_LOGS=DIR keeps each op's output as DIR/OP.out, the
+// filter for them, GOGML_EMU_GGML_LIMIT a time limit per op (default
+// 60m; a run cut short is written and counted as far as it got), and
+// GOGML_EMU_GGML_LOGS=DIR keeps each op's output as DIR/OP.out, the
 // layout `conformance -cuda DIR` reads for its CUDA column. The subset
 // asserts that every case the backend runs passes (declined ones aside);
 // a chosen list, or all, logs each op's counts and fails the ops with a
@@ -102,6 +104,12 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 			cases = append(cases, emuJudgeCase{op: op})
 		}
 	}
+	limit := 60 * time.Minute
+	if v := os.Getenv("GOGML_EMU_GGML_LIMIT"); v != "" {
+		if limit, err = time.ParseDuration(v); err != nil {
+			t.Fatalf("GOGML_EMU_GGML_LIMIT: %v", err)
+		}
+	}
 	logs := os.Getenv("GOGML_EMU_GGML_LOGS")
 	if logs != "" {
 		if err := os.MkdirAll(logs, 0o755); err != nil {
@@ -114,7 +122,7 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 			if c.params != "" {
 				extra = []string{"-p", c.params}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			start := time.Now()
 			run, err := p.BackendOps(ctx, srv, "RPC0", c.op, extra...)

@@ -244,7 +244,9 @@ type BackendOpsRun struct {
 // error and a non-nil run.Err.
 func (p *Peer) BackendOps(ctx context.Context, srv *Server, device, ops string, extra ...string) (*BackendOpsRun, error) {
 	args := append([]string{"test", "-b", device, "-o", ops}, extra...)
-	var env []string
+	// Unbuffered: a run stopped by its deadline or a crash still shows
+	// every case up to the one that was running.
+	env := []string{"GGML_PEER_STDOUT_UNBUFFERED=1"}
 	if srv.SupportsOpQuery {
 		// "test": a case ggml's CPU, the reference, declines too stays
 		// the reference's (see preload.c).
