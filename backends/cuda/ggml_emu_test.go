@@ -26,6 +26,9 @@ import (
 // thousands of cases, a -p filter choosing a few kinds of them.
 type emuJudgeCase struct {
 	op, params string
+	// stem names the run's log (stem.out) and subtest: the op, or OP.cN
+	// for a chunk of its cases.
+	stem string
 }
 
 // emuJudgeSubset is what TestGGMLJudgesEmulatedCUDA runs by default: the
@@ -90,19 +93,13 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 	})
 	cases, assert := emuJudgeSubset, true
 	if v := os.Getenv("GOGML_EMU_GGML_OPS"); v != "" {
-		cases, assert = nil, false
-		for _, op := range strings.Split(v, ",") {
-			cases = append(cases, emuJudgeCase{op: op, params: os.Getenv("GOGML_EMU_GGML_P")})
-		}
+		cases, assert = emuJudgeRuns(strings.Split(v, ","), os.Getenv("GOGML_EMU_GGML_P")), false
 	} else if os.Getenv("GOGML_EMU_ALL") == "1" {
 		ops, err := p.ListOps(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases, assert = nil, false
-		for _, op := range ops {
-			cases = append(cases, emuJudgeCase{op: op})
-		}
+		cases, assert = emuJudgeRuns(ops, ""), false
 	}
 	limit := 60 * time.Minute
 	if v := os.Getenv("GOGML_EMU_GGML_LIMIT"); v != "" {
@@ -117,7 +114,10 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		t.Run(c.op, func(t *testing.T) {
+		if c.stem == "" {
+			c.stem = c.op
+		}
+		t.Run(c.stem, func(t *testing.T) {
 			var extra []string
 			if c.params != "" {
 				extra = []string{"-p", c.params}
@@ -127,10 +127,10 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 			start := time.Now()
 			run, err := p.BackendOps(ctx, srv, "RPC0", c.op, extra...)
 			if logs != "" && run != nil {
-				if werr := os.WriteFile(filepath.Join(logs, c.op+".out"), run.Stdout, 0o644); werr != nil {
+				if werr := os.WriteFile(filepath.Join(logs, c.stem+".out"), run.Stdout, 0o644); werr != nil {
 					t.Error(werr)
 				}
-				_ = os.WriteFile(filepath.Join(logs, c.op+".err"), run.Stderr, 0o644)
+				_ = os.WriteFile(filepath.Join(logs, c.stem+".err"), run.Stderr, 0o644)
 			}
 			if err != nil {
 				t.Fatalf("%v\nserver log:\n%s", err, lastBytes(srv.Log(), 2000))
@@ -154,6 +154,26 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 			}
 		})
 	}
+}
+
+// emuJudgeRuns is one run per op, with the -p filter params when given;
+// without one, the ops conformance runs in chunks of their cases
+// (ggmlpeer.Chunks: MUL_MAT, MUL_MAT_ID, FLASH_ATTN_EXT) run chunk by
+// chunk, each under the time limit, logged as OP.c1, OP.c2, ... which
+// conformance -cuda merges.
+func emuJudgeRuns(ops []string, params string) []emuJudgeCase {
+	var out []emuJudgeCase
+	for _, op := range ops {
+		chunks := ggmlpeer.Chunks(op)
+		if params != "" || chunks == nil {
+			out = append(out, emuJudgeCase{op: op, params: params})
+			continue
+		}
+		for i, f := range chunks {
+			out = append(out, emuJudgeCase{op: op, params: f, stem: fmt.Sprintf("%s.c%d", op, i+1)})
+		}
+	}
+	return out
 }
 
 // lastBytes is the end of s, at most n bytes.

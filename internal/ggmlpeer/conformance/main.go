@@ -201,7 +201,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 	for i, op := range ops {
 		filters := []string{o.params}
 		if o.params == "" {
-			if c := chunksOf(op); c != nil {
+			if c := ggmlpeer.Chunks(op); c != nil {
 				filters = c
 			}
 		}
@@ -381,36 +381,6 @@ func runOp(ctx context.Context, peer *ggmlpeer.Peer, srv *ggmlpeer.Server, limit
 		note = join(note, "gogml rpc-server exited: "+lastLines(srv.Log(), 3))
 	}
 	return r, note, nil
-}
-
-// chunksOf splits the cases of the ops whose full run takes longer than
-// one time limit on a small machine (MUL_MAT alone ran past 70 minutes)
-// into test-backend-ops -p filters, one run each: by weight type, or by
-// head size for flash attention. The last filter of each list matches
-// every case the others do not, so together they cover the whole op
-// whatever cases a later test-backend-ops adds. Nil: the op runs whole.
-func chunksOf(op string) []string {
-	switch op {
-	case "MUL_MAT":
-		return partition("type_a", "f32|f16|bf16", "q4_0|q4_1|q5_0|q5_1|q8_0", "q2_K|q3_K|q4_K|q5_K|q6_K")
-	case "MUL_MAT_ID":
-		return partition("type_a", "f32|f16|bf16")
-	case "FLASH_ATTN_EXT":
-		return partition("hsk", "64", "72|80|96", "40|128|192", "256|320|512|576")
-	}
-	return nil
-}
-
-// partition returns one filter per group of values of the case parameter
-// key ("key=(a|b),"), then one for every other value (a negative
-// lookahead over all the groups; test-backend-ops' -p is an ECMAScript
-// std::regex search).
-func partition(key string, groups ...string) []string {
-	out := make([]string, 0, len(groups)+1)
-	for _, g := range groups {
-		out = append(out, key+"=("+g+"),")
-	}
-	return append(out, key+"=(?!("+strings.Join(groups, "|")+"),)")
 }
 
 // chunkNote says how an op's run was split.
