@@ -135,11 +135,11 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\nserver log:\n%s", err, lastBytes(srv.Log(), 2000))
 			}
-			if r := run.Report.Ops[c.op]; r != nil {
+			r := run.Report.Ops[c.op]
+			if r != nil {
 				t.Logf("%s (-p %q): %d passed, %d failed, %d declined, %d not supported by the reference, in %v",
 					c.op, c.params, r.Passed, r.Failed, r.NotSupported, r.RefNotSupported, time.Since(start).Round(time.Second))
 			}
-			r := run.Report.Ops[c.op]
 			if assert {
 				err = run.Verdict(c.op, true)
 			} else if r != nil && (r.Failed > 0 || r.Unfinished != "" || run.Report.Truncated) {
