@@ -32,7 +32,7 @@ type emuJudgeCase struct {
 }
 
 // emuJudgeSubset is what TestGGMLJudgesEmulatedCUDA runs by default: the
-// ops a llama-style decoder uses, each cut by a -p filter to its small
+// ops a llama-style decoder uses, the longer ones cut by a -p filter to its small
 // shapes (the emulator runs a block at a time: SOFT_MAX's 1024x1024 rows,
 // GET_ROWS' 70000-row results and ADD's 16M-element cases take minutes),
 // under two minutes on two cores in all. GOGML_EMU_ALL=1 runs them whole.
@@ -49,6 +49,11 @@ var emuJudgeSubset = []emuJudgeCase{
 	{op: "SWIGLU"},
 	{op: "MUL_MAT", params: `type_a=(f16|q8_0|q4_K),type_b=f32,m=16,n=(1|9),k=256,`},
 	{op: "FLASH_ATTN_EXT", params: `hsk=64,hsv=64,nh=4,nr23=\[1,1\],kv=512,nb=(1|3),`},
+	// Whole ops that finished in seconds in the full run.
+	{op: "ABS"}, {op: "ADD_ID"}, {op: "CLAMP"}, {op: "CONCAT"}, {op: "DIAG_MASK_INF"}, {op: "DUP"},
+	{op: "EXP"}, {op: "GEGLU"}, {op: "GEGLU_QUICK"}, {op: "GELU"}, {op: "GELU_QUICK"}, {op: "MEAN"},
+	{op: "REGLU"}, {op: "REPEAT"}, {op: "RMS_NORM_BACK"}, {op: "SILU"}, {op: "SILU_BACK"},
+	{op: "SUM_ROWS"}, {op: "SWIGLU_OAI"}, {op: "TANH"},
 }
 
 // TestGGMLJudgesEmulatedCUDA runs ggml's test-backend-ops against the
