@@ -125,13 +125,14 @@ static std::map<std::string, binder> registry() {
 // stack swap and six pops (emu_swap below): ucontext's swapcontext and
 // getcontext make a sigprocmask system call each, three or more per thread
 // of every block, which made the emulator spend half its time in the
-// kernel. Elsewhere the fibers use ucontext.
+// kernel. Elsewhere, or built with -DGOGML_EMU_UCONTEXT, the fibers use
+// ucontext.
 static const size_t kStack = 64 * 1024;
 static std::vector<std::vector<char>> stacks;
 static size_t cur;
 static std::function<void()> *body;
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(GOGML_EMU_UCONTEXT)
 // emu_swap saves the callee-saved registers on the current stack, stores
 // the stack pointer in *save and continues on the stack to (as saved by
 // an earlier emu_swap, or prepared by fiber_start).
@@ -235,7 +236,7 @@ static void run_block(unsigned nthreads) {
     }
     for (unsigned t = 0; t < nthreads; t++) {
         fiber &f = fibers[t];
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(GOGML_EMU_UCONTEXT)
         f.sp = fiber_start(t);
 #else
         fiber_start(t);
