@@ -26,6 +26,7 @@ help:
 	@echo "make test-ggml    ggml 0.27.0's test-backend-ops against gogml rpc-server (CI subset; fetches the Debian peer)"
 	@echo "make test-ggml-full  every op of test-backend-ops against gogml rpc-server (long)"
 	@echo "make ggml-conformance  regenerate docs/ggml-conformance.md (every op, CPU and OpenGL; long)"
+	@echo "make ggml-cuda-emu  every op of test-backend-ops on the emulated CUDA kernels, table in /tmp (hours)"
 	@echo "make gguf-peer    the GGUF tests against Debian's python3-gguf"
 	@echo "make test-simd-levels  the kernel and CPU backend tests at each SIMD level (GOGML_CPU=generic|avx2|avx512)"
 	@echo "make bench-planner-vs-ggml gogml's graph allocator vs ggml 0.27.0's ggml_gallocr on every corpus graph, interleaved; writes docs/planner-bench.md"
@@ -177,6 +178,22 @@ test-ggml-full: ggml-peer
 ggml-conformance: ggml-peer
 	sh scripts/ensure-gl-deps.sh
 	$(GO) run ./internal/ggmlpeer/conformance -backends cpu,opengl -out docs/ggml-conformance.md $(GGML_CONFORMANCE_FLAGS)
+# make ggml-cuda-emu: test-backend-ops on the emulated CUDA backend (the
+# kernels' CUDA C built with g++; backends/cuda TestGGMLJudgesEmulatedCUDA
+# with GOGML_EMU_ALL=1, every op, the longest in chunks; hours on two
+# cores), logs in CUDA_EMU_LOGS, then their per-op table (a CUDA column)
+# in CUDA_EMU_OUT (an earlier run's logs are removed first, so no stale
+# chunk merges in); fails when a case the backend runs fails.
+.PHONY: ggml-cuda-emu
+CUDA_EMU_LOGS ?= /tmp/gogml-cuda-emu
+CUDA_EMU_OUT ?= /tmp/gogml-cuda-emu.md
+CUDA_EMU_LIMIT ?= 30m
+ggml-cuda-emu: ggml-peer
+	@rm -rf $(CUDA_EMU_LOGS); GOGML_PEER_ROOT=$$(bash scripts/ggml-peer.sh path) GOGML_EMU_ALL=1 GOGML_EMU_GGML_LOGS=$(CUDA_EMU_LOGS) \
+		GOGML_EMU_GGML_LIMIT=$(CUDA_EMU_LIMIT) nice -n 10 $(GO) test -count=1 -timeout 48h \
+		-run TestGGMLJudgesEmulatedCUDA -v ./backends/cuda/; rc=$$?; \
+	$(GO) run ./internal/ggmlpeer/conformance -backends '' -archs '' -cuda $(CUDA_EMU_LOGS) -out $(CUDA_EMU_OUT) && \
+	echo "ggml-cuda-emu: table in $(CUDA_EMU_OUT)"; exit $$rc
 # --- end ggml peer ---
 
 # --- gguf ---

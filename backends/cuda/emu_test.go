@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -97,19 +98,23 @@ func emuBinary(t testing.TB) string {
 	return bin
 }
 
+// emuSpan is an allocation's arena offsets [off, end).
+type emuSpan struct{ off, end uint64 }
+
 // emuDevice is the emulated GPU: an arena of "device memory" mapped in
 // this process and in the emulator process at the same address.
 type emuDevice struct {
 	arena []byte
 	base  uint64
 
-	mu     sync.Mutex
-	next   uint64
-	allocs map[uint64]uint64
-	funcs  []string
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
+	mu sync.Mutex
+	// live holds the allocations in address order; used is their bytes.
+	live  []emuSpan
+	used  uint64
+	funcs []string
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
 }
 
 func newEmuDevice(t testing.TB) *emuDevice {
@@ -143,7 +148,7 @@ func startEmuDevice(t testing.TB, bin string) (*emuDevice, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &emuDevice{arena: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))), next: 4096, allocs: map[uint64]uint64{}}
+	e := &emuDevice{arena: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0])))}
 	e.cmd = exec.Command(bin, f.Name(), fmt.Sprintf("%x", e.base), fmt.Sprint(emuArenaSize))
 	e.cmd.Stderr = os.Stderr
 	fail := func(err error) (*emuDevice, error) {
@@ -185,29 +190,44 @@ func (e *emuDevice) span(p, n uint64) []byte {
 	return e.arena[p-e.base : p-e.base+n]
 }
 
+// alloc places n bytes first-fit in the gaps between the live
+// allocations, 256-aligned: a long-lived allocation (the backend's own
+// scratch) must not stop the rest of the arena being reused, as it did
+// with a bump pointer once an RPC server kept the device for thousands of
+// test-backend-ops cases.
 func (e *emuDevice) alloc(n uint64) (uint64, Result) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	off := (e.next + 255) &^ 255
-	if n > emuArenaSize || off+n > emuArenaSize {
+	if n > emuArenaSize {
 		return 0, resultOutOfMemory
 	}
-	e.next = off + n
-	p := e.base + off
-	e.allocs[p] = n
-	return p, resultSuccess
+	off := uint64(4096)
+	i := 0
+	for ; i < len(e.live); i++ {
+		if e.live[i].off >= off+n {
+			break
+		}
+		off = (e.live[i].end + 255) &^ 255
+	}
+	if off+n > emuArenaSize {
+		return 0, resultOutOfMemory
+	}
+	e.live = append(e.live, emuSpan{})
+	copy(e.live[i+1:], e.live[i:])
+	e.live[i] = emuSpan{off, off + n}
+	e.used += n
+	return e.base + off, resultSuccess
 }
 
 func (e *emuDevice) free(p uint64) Result {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.allocs[p]; !ok {
+	i := sort.Search(len(e.live), func(i int) bool { return e.base+e.live[i].off >= p })
+	if i == len(e.live) || e.base+e.live[i].off != p {
 		return resultInvalidValue
 	}
-	delete(e.allocs, p)
-	if len(e.allocs) == 0 {
-		e.next = 4096 // everything freed: reuse the arena
-	}
+	e.used -= e.live[i].end - e.live[i].off
+	e.live = append(e.live[:i], e.live[i+1:]...)
 	return resultSuccess
 }
 
@@ -306,7 +326,7 @@ func emuDriver(e *emuDevice) *driver {
 	d.cuMemFree = e.free
 	d.cuMemGetInfo = func(free, total *uint64) Result {
 		e.mu.Lock()
-		*free, *total = emuArenaSize-e.next, emuArenaSize
+		*free, *total = emuArenaSize-4096-e.used, emuArenaSize
 		e.mu.Unlock()
 		return ok
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -138,4 +139,21 @@ func FuzzParseBackendOps(f *testing.F) {
 			t.Fatalf("%d cases from %d lines", n, lines)
 		}
 	})
+}
+
+func TestPartition(t *testing.T) {
+	got := partition("hsk", "64", "72|80")
+	want := []string{"hsk=(64),", "hsk=(72|80),", "hsk=(?!(64|72|80),)"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("partition = %q, want %q", got, want)
+	}
+	for _, op := range []string{"MUL_MAT", "MUL_MAT_ID", "FLASH_ATTN_EXT"} {
+		c := Chunks(op)
+		if len(c) < 2 || !strings.Contains(c[len(c)-1], "(?!") {
+			t.Errorf("Chunks(%s) = %q: want groups and a last catch-all filter", op, c)
+		}
+	}
+	if Chunks("ADD") != nil {
+		t.Error("ADD runs whole")
+	}
 }

@@ -2,11 +2,15 @@ package ggmlpeer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/gogml/gogml/rpcserver"
 )
 
 // BuildGogml builds the gogml command from repoRoot into dir with the given
@@ -62,4 +66,36 @@ func (p *Peer) StartGGMLServer(port int) (*Server, error) {
 		return nil, err
 	}
 	return StartServer(cmd, 60*time.Second)
+}
+
+// StartInProcessServer serves an rpcserver built from o in this process,
+// on a free loopback port, and returns it as a Server for BackendOps and
+// the other runs against an endpoint. It is for backends that exist only
+// in this process (a test's emulated device): test-backend-ops reaches
+// them over TCP exactly as it reaches a gogml rpc-server process. The
+// backends stay the caller's; Close stops the listener and the
+// connections. o.Log, when nil, collects into the Server's Log.
+func StartInProcessServer(o rpcserver.Options) (*Server, error) {
+	s := &Server{log: &lockedBuffer{}, done: make(chan error, 1), SupportsOpQuery: o.SupportsOpQuery}
+	if o.Log == nil {
+		o.Log = s.log
+	}
+	srv, err := rpcserver.New(o)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("ggmlpeer: in-process server: %w", err)
+	}
+	s.Endpoint = ln.Addr().String()
+	s.stop = func() { _ = srv.Close() }
+	go func() {
+		err := srv.Serve(ln)
+		if errors.Is(err, rpcserver.ErrClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
 }

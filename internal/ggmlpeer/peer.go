@@ -142,8 +142,11 @@ type Server struct {
 	// ask it through the preload (GGML_PEER_SUPPORTS_OP=1).
 	SupportsOpQuery bool
 	cmd             *exec.Cmd
-	log             *lockedBuffer
-	done            chan error
+	// stop ends an in-process server (StartInProcessServer); nil for a
+	// process.
+	stop func()
+	log  *lockedBuffer
+	done chan error
 }
 
 // lockedBuffer collects a process's output safely across goroutines.
@@ -234,13 +237,20 @@ func (s *Server) Alive() bool {
 // Log returns what the server printed so far.
 func (s *Server) Log() string { return s.log.String() }
 
-// Close stops the server (interrupt, then kill after 5 s) and returns
-// nil when it exited by that signal.
+// Close stops the server (a process: interrupt, then kill after 5 s; an
+// in-process server: rpcserver's Close) and returns nil when it stopped
+// that way.
 func (s *Server) Close() error {
 	if !s.Alive() {
 		err := <-s.done
 		s.done <- err
 		return fmt.Errorf("ggmlpeer: server had exited: %v", err)
+	}
+	if s.stop != nil {
+		s.stop()
+		err := <-s.done
+		s.done <- err
+		return nil
 	}
 	_ = s.cmd.Process.Signal(os.Interrupt)
 	select {

@@ -90,6 +90,14 @@ unsigned int _ZNSt6thread20hardware_concurrencyEv(void) {
 }
 
 __attribute__((constructor)) static void ggml_peer_preload(void) {
+	// A program killed at a time limit or by a crash loses what its
+	// stdout, a pipe and so fully buffered, still held: with
+	// GGML_PEER_STDOUT_UNBUFFERED=1 every case line, even one whose
+	// outcome never came, reaches the log.
+	const char *unbuf = getenv("GGML_PEER_STDOUT_UNBUFFERED");
+	if (unbuf != NULL && strcmp(unbuf, "1") == 0) {
+		setvbuf(stdout, NULL, _IONBF, 0);
+	}
 	const char *dir = getenv("GGML_PEER_BACKEND_DIR");
 	if (dir != NULL && dir[0] != '\0') {
 		ggml_backend_load_all_from_path(dir);

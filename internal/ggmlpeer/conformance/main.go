@@ -201,7 +201,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 	for i, op := range ops {
 		filters := []string{o.params}
 		if o.params == "" {
-			if c := chunksOf(op); c != nil {
+			if c := ggmlpeer.Chunks(op); c != nil {
 				filters = c
 			}
 		}
@@ -312,6 +312,13 @@ func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	if err != nil {
 		return nil, "", false
 	}
+	r, ok := readOpLogs(dir, op)
+	return r, strings.TrimSpace(string(note)), ok
+}
+
+// readOpLogs parses op's log under dir, DIR/OP.out or its chunks
+// OP.c1.out, OP.c2.out, ... merged; false when there is none.
+func readOpLogs(dir, op string) (*ggmlpeer.OpResult, bool) {
 	stems := []string{op}
 	for c := 1; ; c++ {
 		stem := fmt.Sprintf("%s.c%d", op, c)
@@ -327,11 +334,11 @@ func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	for _, stem := range stems {
 		out, err := os.ReadFile(filepath.Join(dir, stem+".out"))
 		if err != nil {
-			return nil, "", false
+			return nil, false
 		}
 		parts = append(parts, opResult(out, op))
 	}
-	return mergeResults(op, parts), strings.TrimSpace(string(note)), true
+	return mergeResults(op, parts), true
 }
 
 // clearLogs removes an earlier run's logs of op (whole or in chunks), so
@@ -382,38 +389,6 @@ func runOp(ctx context.Context, peer *ggmlpeer.Peer, srv *ggmlpeer.Server, limit
 		note = join(note, "gogml rpc-server exited: "+lastLines(srv.Log(), 3))
 	}
 	return r, note, timedOut, nil
-}
-
-// chunksOf splits the cases of the ops whose full run takes longer than
-// one time limit on a small machine (MUL_MAT alone ran past 70 minutes)
-// into test-backend-ops -p filters, one run each: by weight type, or by
-// head size for flash attention. The last filter of each list matches
-// every case the others do not, so together they cover the whole op
-// whatever cases a later test-backend-ops adds. Nil: the op runs whole.
-func chunksOf(op string) []string {
-	switch op {
-	case "MUL_MAT":
-		return partition("type_a", "f32|f16|bf16", "q4_0|q4_1|q5_0|q5_1|q8_0", "q2_K|q3_K|q4_K|q5_K|q6_K")
-	case "MUL_MAT_ID":
-		return partition("type_a", "f32|f16|bf16")
-	case "FLASH_ATTN_EXT":
-		// One head size a chunk: on llvmpipe a chunk of two took longer
-		// than the limit.
-		return partition("hsk", "64", "72", "80", "96", "40", "128", "192", "256", "320", "512", "576")
-	}
-	return nil
-}
-
-// partition returns one filter per group of values of the case parameter
-// key ("key=(a|b),"), then one for every other value (a negative
-// lookahead over all the groups; test-backend-ops' -p is an ECMAScript
-// std::regex search).
-func partition(key string, groups ...string) []string {
-	out := make([]string, 0, len(groups)+1)
-	for _, g := range groups {
-		out = append(out, key+"=("+g+"),")
-	}
-	return append(out, key+"=(?!("+strings.Join(groups, "|")+"),)")
 }
 
 // chunkNote says how an op's run was split.
@@ -488,18 +463,17 @@ func reuseArchs(dir, arch string) ([]ggmlpeer.ArchRow, bool) {
 	return keep, true
 }
 
-// readLogs reads a device check's OP.out files (CUDA column).
+// readLogs reads a device check's OP.out files (CUDA column), or an
+// op's chunks OP.c1.out, OP.c2.out, ... (runs with -p filters) merged.
 func readLogs(dir, backend string, ops []string) (column, error) {
 	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{}}
+	if _, err := os.Stat(dir); err != nil {
+		return col, err
+	}
 	for _, op := range ops {
-		out, err := os.ReadFile(filepath.Join(dir, op+".out"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		if r, ok := readOpLogs(dir, op); ok {
+			col.results[op] = r
 		}
-		if err != nil {
-			return col, err
-		}
-		col.results[op] = opResult(out, op)
 	}
 	return col, nil
 }

@@ -109,23 +109,6 @@ func TestCISubsetIsClaimed(t *testing.T) {
 	}
 }
 
-func TestPartition(t *testing.T) {
-	got := partition("hsk", "64", "72|80")
-	want := []string{"hsk=(64),", "hsk=(72|80),", "hsk=(?!(64|72|80),)"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("partition = %q, want %q", got, want)
-	}
-	for _, op := range []string{"MUL_MAT", "MUL_MAT_ID", "FLASH_ATTN_EXT"} {
-		c := chunksOf(op)
-		if len(c) < 2 || !strings.Contains(c[len(c)-1], "(?!") {
-			t.Errorf("chunksOf(%s) = %q: want groups and a last catch-all filter", op, c)
-		}
-	}
-	if chunksOf("ADD") != nil {
-		t.Error("ADD runs whole")
-	}
-}
-
 func TestMergeResults(t *testing.T) {
 	a := &ggmlpeer.OpResult{Op: "MUL_MAT", Passed: 3, RefNotSupported: 1}
 	b := &ggmlpeer.OpResult{Op: "MUL_MAT", Passed: 2, Failed: 1, Failures: []string{"x"}, Unfinished: "y"}

@@ -121,18 +121,89 @@ static std::map<std::string, binder> registry() {
     return m;
 }
 
-// Fibers of the running block.
+// Fibers of the running block. On x86-64 a fiber switch is six pushes, a
+// stack swap and six pops (emu_swap below): ucontext's swapcontext and
+// getcontext make a sigprocmask system call each, three or more per thread
+// of every block, which made the emulator spend half its time in the
+// kernel. Elsewhere, or built with -DGOGML_EMU_UCONTEXT, the fibers use
+// ucontext.
 static const size_t kStack = 64 * 1024;
+static std::vector<std::vector<char>> stacks;
+static size_t cur;
+static std::function<void()> *body;
+
+#if defined(__x86_64__) && !defined(GOGML_EMU_UCONTEXT)
+// emu_swap saves the callee-saved registers on the current stack, stores
+// the stack pointer in *save and continues on the stack to (as saved by
+// an earlier emu_swap, or prepared by fiber_start).
+extern "C" void emu_swap(void **save, void *to);
+asm(R"(
+	.text
+	.globl emu_swap
+	.type emu_swap, @function
+emu_swap:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size emu_swap, .-emu_swap
+)");
+
+struct fiber {
+    void *sp;
+    bool done;
+    emu_dim3 tid;
+};
+static std::vector<fiber> fibers;
+static void *sched_sp;
+
+void __syncthreads() {
+    emu_swap(&fibers[cur].sp, sched_sp);
+}
+
+static void fiber_entry() {
+    (*body)();
+    fibers[cur].done = true;
+    emu_swap(&fibers[cur].sp, sched_sp); // never resumed
+    __builtin_trap();
+}
+
+// fiber_start prepares stack t so that emu_swap to the returned pointer
+// pops six zero registers and "returns" into fiber_entry with the stack
+// aligned as after a call (rsp % 16 == 8 at entry).
+static void *fiber_start(size_t t) {
+    uintptr_t end = (uintptr_t)(stacks[t].data() + kStack) & ~(uintptr_t)15;
+    void **slot = (void **)(end - 16); // 16-aligned: the return address
+    slot[1] = nullptr;
+    slot[0] = (void *)fiber_entry;
+    for (int i = 1; i <= 6; i++) {
+        slot[-i] = nullptr;
+    }
+    return (void *)(slot - 6);
+}
+
+static void resume(size_t t) {
+    emu_swap(&sched_sp, fibers[t].sp);
+}
+#else
 struct fiber {
     ucontext_t ctx;
     bool done;
     emu_dim3 tid;
 };
 static std::vector<fiber> fibers;
-static std::vector<std::vector<char>> stacks;
 static ucontext_t sched;
-static size_t cur;
-static std::function<void()> *body;
 
 void __syncthreads() {
     swapcontext(&fibers[cur].ctx, &sched);
@@ -143,6 +214,21 @@ static void trampoline() {
     fibers[cur].done = true;
 }
 
+static void *fiber_start(size_t t) {
+    fiber &f = fibers[t];
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = stacks[t].data();
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = &sched;
+    makecontext(&f.ctx, trampoline, 0);
+    return nullptr;
+}
+
+static void resume(size_t t) {
+    swapcontext(&sched, &fibers[t].ctx);
+}
+#endif
+
 static void run_block(unsigned nthreads) {
     if (fibers.size() < nthreads) {
         fibers.resize(nthreads);
@@ -150,11 +236,11 @@ static void run_block(unsigned nthreads) {
     }
     for (unsigned t = 0; t < nthreads; t++) {
         fiber &f = fibers[t];
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = stacks[t].data();
-        f.ctx.uc_stack.ss_size = kStack;
-        f.ctx.uc_link = &sched;
-        makecontext(&f.ctx, trampoline, 0);
+#if defined(__x86_64__) && !defined(GOGML_EMU_UCONTEXT)
+        f.sp = fiber_start(t);
+#else
+        fiber_start(t);
+#endif
         f.done = false;
         f.tid = emu_dim3{t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y)};
     }
@@ -166,7 +252,7 @@ static void run_block(unsigned nthreads) {
             }
             cur = t;
             threadIdx = fibers[t].tid;
-            swapcontext(&sched, &fibers[t].ctx);
+            resume(t);
             alive = alive || !fibers[t].done;
         }
         if (!alive) {
