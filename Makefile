@@ -192,7 +192,7 @@ ggml-cuda-emu: ggml-peer
 	@rm -rf $(CUDA_EMU_LOGS); GOGML_PEER_ROOT=$$(bash scripts/ggml-peer.sh path) GOGML_EMU_ALL=1 GOGML_EMU_GGML_LOGS=$(CUDA_EMU_LOGS) \
 		GOGML_EMU_GGML_LIMIT=$(CUDA_EMU_LIMIT) nice -n 10 $(GO) test -count=1 -timeout 48h \
 		-run TestGGMLJudgesEmulatedCUDA -v ./backends/cuda/; rc=$$?; \
-	$(GO) run ./internal/ggmlpeer/conformance -backends '' -archs '' -cuda $(CUDA_EMU_LOGS) -out $(CUDA_EMU_OUT) && \
+	$(GO) run ./internal/ggmlpeer/conformance -backends '' -archs '' -cuda $(CUDA_EMU_LOGS) -cuda-emulated -out $(CUDA_EMU_OUT) && \
 	echo "ggml-cuda-emu: table in $(CUDA_EMU_OUT)"; exit $$rc
 # --- end ggml peer ---
 

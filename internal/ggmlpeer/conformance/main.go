@@ -3,15 +3,17 @@
 // table of docs/ggml-conformance.md (make ggml-conformance).
 //
 //	go run ./internal/ggmlpeer/conformance [-backends cpu,opengl] [-out FILE]
-//	    [-logs DIR [-reuse]] [-ops A,B] [-cuda DIR] [-check] [-src DIR]
+//	    [-logs DIR [-reuse]] [-ops A,B] [-cuda DIR [-cuda-emulated]] [-check] [-src DIR]
 //
 // -budget bounds the time spent per backend: ops not started by then are
-// listed as not run. Each op runs in its own test-backend-ops process (-b RPC0 -o OP) with a
+// listed as not run, or, with -reuse, with what an unfinished run's logs
+// hold (marked unfinished). Each op runs in its own test-backend-ops process (-b RPC0 -o OP) with a
 // time limit, so a crash or a hang costs one op; the server is restarted
 // when an op killed it. -logs keeps every run's output (DIR/BACKEND/OP.out
 // and .err); with -reuse a finished log is parsed instead of run again.
 // -cuda DIR reads logs of the same layout (DIR/OP.out) made by the NVIDIA
-// device check for a CUDA column. -check exits 1 when a claimed op
+// device check for a CUDA column, or, with -cuda-emulated, by the kernel
+// emulator (make ggml-cuda-emu), which the column's name says. -check exits 1 when a claimed op
 // (ggmlpeer.Claimed) is not clean.
 package main
 
@@ -48,6 +50,7 @@ type unavailableError struct{ error }
 
 type options struct {
 	backends, out, logs, ops, cuda, src string
+	cudaEmulated                        bool
 	params                              string // test-backend-ops -p: a case filter
 	archs                               string
 	reuse, check                        bool
@@ -66,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.params, "p", "", "judge only the cases whose parameters match this regular expression (test-backend-ops -p); the counts are of those cases alone")
 	fs.StringVar(&o.archs, "archs", "llama,mistral3,qwen3,qwen3moe,granite,smollm3", "test-llama-archs architectures to run on each backend (empty: none)")
 	fs.StringVar(&o.cuda, "cuda", "", "directory of CUDA0 logs (OP.out) from the device check, for a CUDA column")
+	fs.BoolVar(&o.cudaEmulated, "cuda-emulated", false, "the -cuda logs come from the kernel emulator (make ggml-cuda-emu), not a GPU: the column and the method say so")
 	fs.StringVar(&o.src, "src", "", "repository to build gogml from (default: this one)")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when a claimed op is not clean")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of one op's run")
@@ -110,7 +114,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cols = append(cols, c)
 	}
 	if o.cuda != "" {
-		c, err := readLogs(o.cuda, "cuda", ops)
+		name := "cuda"
+		if o.cudaEmulated {
+			name = "cuda (emulated)"
+		}
+		c, err := readLogs(o.cuda, name, ops)
 		if err != nil {
 			return err
 		}
@@ -219,6 +227,11 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		}
 		if o.budget > 0 && time.Since(began) > o.budget {
 			col.notes[op] = "not run: the time budget (-budget) was spent"
+			if logDir != "" && o.reuse {
+				if r, note, ok := partialLog(logDir, op); ok {
+					col.results[op], col.notes[op] = r, note
+				}
+			}
 			continue
 		}
 		start := time.Now()
@@ -314,6 +327,28 @@ func reuseLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
 	}
 	r, ok := readOpLogs(dir, op)
 	return r, strings.TrimSpace(string(note)), ok
+}
+
+// partialLog reads the logs an unfinished run of op left under dir (a
+// run still going, or killed): the chunks it logged, merged, the last of
+// them possibly cut inside a case. It is what a table written with the
+// budget spent shows for such an op, marked unfinished, rather than
+// nothing; -reuse alone never takes it for a finished run (reuseLog
+// wants the note a finished run writes).
+func partialLog(dir, op string) (*ggmlpeer.OpResult, string, bool) {
+	r, ok := readOpLogs(dir, op)
+	if !ok {
+		return nil, "", false
+	}
+	logged, _ := filepath.Glob(filepath.Join(dir, op+".c*.out"))
+	note := "unfinished run: its log as it stood when the table was written"
+	if n := len(ggmlpeer.Chunks(op)); n > 0 {
+		note = fmt.Sprintf("unfinished run: %d of its %d chunks logged (the last possibly cut inside a case) when the table was written", len(logged), n)
+	}
+	if r.Unfinished == "" {
+		r.Unfinished = "the cases after those logged"
+	}
+	return r, note, true
 }
 
 // readOpLogs parses op's log under dir, DIR/OP.out or its chunks
@@ -581,6 +616,11 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 		}
 	}
 	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n\n", o.timeout)
+	if o.cuda != "" && o.cudaEmulated {
+		fmt.Fprintf(&b, "- cuda (emulated): the same test-backend-ops runs against the CUDA backend served in process (backends/cuda TestGGMLJudgesEmulatedCUDA, `make ggml-cuda-emu`) over gogml's kernel emulator: the kernels' CUDA C built for the host with g++ and a stand-in driver. It judges the kernels' source, their launch arguments and the Go dispatch, not the committed PTX on a GPU (RATIONALE.md, \"ggml judges the CUDA kernels on the emulator\")\n")
+	} else if o.cuda != "" {
+		fmt.Fprintf(&b, "- cuda: CUDA0 logs (OP.out) from the NVIDIA device check, read from %s\n", o.cuda)
+	}
 	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every case gogml runs passed (none failed, the run finished). † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
 	fmt.Fprintf(&b, "Protocol 8.0.0 has no op-support query (ggml's RPC client claims every op). The preload asks the server instead, through gogml's protocol extension GOGML_SUPPORTS_OP (`gogml rpc-server -supports-op-query`, scripts/ggml-peer/preload.c): before each case test-backend-ops calls ggml_backend_supports_op on every tensor of the case, and the server answers with the checks GRAPH_COMPUTE makes before it runs a node (the backend's SupportsOp, sources with elements). A case gogml declines is therefore \"not supported\", as for ggml's local backends, and \"failed\" means computed wrong (or, should a declined node still reach GRAPH_COMPUTE, filled with NaN by the server).\n\n")
 	for _, c := range cols {
