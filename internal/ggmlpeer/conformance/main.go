@@ -615,12 +615,15 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 			fmt.Fprintf(&b, "- gogml judged on %s: %s\n", c.backend, strings.Join(c.built, "; "))
 		}
 	}
-	fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n\n", o.timeout)
+	if len(splitList(o.backends)) > 0 {
+		fmt.Fprintf(&b, "- method: for each op, `test-backend-ops test -b RPC0 -o OP` with RPC0 = `gogml rpc-server -backend B` (registered by the preload), every case compared with ggml's own CPU backend in the same process, under a time limit per op (%v in this invocation; a note names the limit an op hit)\n", o.timeout)
+	}
 	if o.cuda != "" && o.cudaEmulated {
-		fmt.Fprintf(&b, "- cuda (emulated): the same test-backend-ops runs against the CUDA backend served in process (backends/cuda TestGGMLJudgesEmulatedCUDA, `make ggml-cuda-emu`) over gogml's kernel emulator: the kernels' CUDA C built for the host with g++ and a stand-in driver. It judges the kernels' source, their launch arguments and the Go dispatch, not the committed PTX on a GPU (RATIONALE.md, \"ggml judges the CUDA kernels on the emulator\")\n")
+		fmt.Fprintf(&b, "- cuda (emulated): `test-backend-ops test -b RPC0 -o OP` (the longest ops in chunks, each under its own time limit) against the CUDA backend served in process (backends/cuda TestGGMLJudgesEmulatedCUDA, `make ggml-cuda-emu`) over gogml's kernel emulator: the kernels' CUDA C built for the host with g++ and a stand-in driver. It judges the kernels' source, their launch arguments and the Go dispatch, not the committed PTX on a GPU (RATIONALE.md, \"ggml judges the CUDA kernels on the emulator\"); logs read from %s\n", o.cuda)
 	} else if o.cuda != "" {
 		fmt.Fprintf(&b, "- cuda: CUDA0 logs (OP.out) from the NVIDIA device check, read from %s\n", o.cuda)
 	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "Each cell: cases passed / failed / not supported by gogml; (+N ref): cases ggml's own CPU backend, the reference, does not support (they judge nothing). **Bold**: every case gogml runs passed (none failed, the run finished). † the run ended inside a case (crash or time limit; see the notes). –: not run.\n\n")
 	fmt.Fprintf(&b, "Protocol 8.0.0 has no op-support query (ggml's RPC client claims every op). The preload asks the server instead, through gogml's protocol extension GOGML_SUPPORTS_OP (`gogml rpc-server -supports-op-query`, scripts/ggml-peer/preload.c): before each case test-backend-ops calls ggml_backend_supports_op on every tensor of the case, and the server answers with the checks GRAPH_COMPUTE makes before it runs a node (the backend's SupportsOp, sources with elements). A case gogml declines is therefore \"not supported\", as for ggml's local backends, and \"failed\" means computed wrong (or, should a declined node still reach GRAPH_COMPUTE, filled with NaN by the server).\n\n")
 	for _, c := range cols {
