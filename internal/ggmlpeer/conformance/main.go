@@ -153,9 +153,53 @@ type column struct {
 	// archNotes say why an arch has none.
 	archRows  map[string][]ggmlpeer.ArchRow
 	archNotes map[string]string
-	// built says which gogml produced the results (from the logs'
-	// .built file when they were reused).
-	built []string
+	// built says which gogml produced the results, in the order first
+	// seen (from the logs' OP.built or .built file when they were
+	// reused); builtOps lists the ops each one judged.
+	built    []string
+	builtOps map[string][]string
+}
+
+// judgedBy records that build b judged op.
+func (c *column) judgedBy(b, op string) {
+	c.built = appendNew(c.built, b)
+	c.builtOps[b] = append(c.builtOps[b], op)
+}
+
+// provenance says which gogml judged which ops: the build alone when
+// one judged them all, else each build with its ops, the build that
+// judged most of them last, as "the other N ops".
+func (c *column) provenance() string {
+	if len(c.built) == 1 {
+		return c.built[0]
+	}
+	most := ""
+	for _, b := range c.built {
+		if most == "" || len(c.builtOps[b]) > len(c.builtOps[most]) {
+			most = b
+		}
+	}
+	var parts []string
+	for _, b := range c.built {
+		if b != most {
+			parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(c.builtOps[b], ", "), b))
+		}
+	}
+	if most != "" {
+		parts = append(parts, fmt.Sprintf("the other %d ops: %s", len(c.builtOps[most]), most))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// builtOf reads which gogml wrote op's logs under dir: OP.built, or the
+// directory's .built for logs older than per-op provenance.
+func builtOf(dir, op string) string {
+	for _, name := range []string{op + ".built", ".built"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			return strings.TrimSpace(string(b)) + " (from logs)"
+		}
+	}
+	return "unknown gogml (logs without a .built file) (from logs)"
 }
 
 func tagsFor(backend string) string {
@@ -167,7 +211,7 @@ func tagsFor(backend string) string {
 
 func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string, ops []string, log io.Writer) (column, error) {
 	col := column{backend: backend, results: map[string]*ggmlpeer.OpResult{}, notes: map[string]string{},
-		archRows: map[string][]ggmlpeer.ArchRow{}, archNotes: map[string]string{}}
+		archRows: map[string][]ggmlpeer.ArchRow{}, archNotes: map[string]string{}, builtOps: map[string][]string{}}
 	dir, err := os.MkdirTemp("", "gogml-conformance-")
 	if err != nil {
 		return col, err
@@ -180,7 +224,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			return col, err
 		}
 	}
-	var bin string
+	var bin, built string
 	var srv *ggmlpeer.Server
 	defer func() {
 		if srv != nil {
@@ -194,10 +238,9 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			if bin, err = ggmlpeer.BuildGogml(ctx, o.src, dir, tagsFor(backend)); err != nil {
 				return err
 			}
-			b := fmt.Sprintf("%s, built %s", describeSource(o.src), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-			col.built = appendNew(col.built, b)
+			built = fmt.Sprintf("%s, built %s", describeSource(o.src), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 			if logDir != "" {
-				_ = os.WriteFile(filepath.Join(logDir, ".built"), []byte(b), 0o644)
+				_ = os.WriteFile(filepath.Join(logDir, ".built"), []byte(built), 0o644)
 			}
 		}
 		if srv == nil || !srv.Alive() {
@@ -216,11 +259,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 		if logDir != "" && o.reuse {
 			if r, note, ok := reuseLog(logDir, op); ok {
 				col.results[op], col.notes[op] = r, note
-				b, err := os.ReadFile(filepath.Join(logDir, ".built"))
-				if err != nil {
-					b = []byte("unknown gogml (logs without a .built file)")
-				}
-				col.built = appendNew(col.built, strings.TrimSpace(string(b))+" (from logs)")
+				col.judgedBy(builtOf(logDir, op), op)
 				fmt.Fprintf(log, "[%s %d/%d] %s: %s (from log)\n", backend, i+1, len(ops), op, summary(r, note))
 				continue
 			}
@@ -230,6 +269,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			if logDir != "" && o.reuse {
 				if r, note, ok := partialLog(logDir, op); ok {
 					col.results[op], col.notes[op] = r, note
+					col.judgedBy(builtOf(logDir, op), op)
 				}
 			}
 			continue
@@ -246,6 +286,11 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			}
 			if err := ensure(); err != nil {
 				return col, err
+			}
+			if c == 0 && logDir != "" {
+				// Written first, so that an unfinished run's partial logs
+				// name their build too.
+				_ = os.WriteFile(filepath.Join(logDir, op+".built"), []byte(built), 0o644)
 			}
 			stem := op
 			if len(filters) > 1 {
@@ -276,6 +321,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			note = "no cases"
 		}
 		col.results[op], col.notes[op] = r, note
+		col.judgedBy(built, op)
 		if logDir != "" {
 			_ = os.WriteFile(filepath.Join(logDir, op+".note"), []byte(note), 0o644)
 		}
@@ -380,7 +426,7 @@ func readOpLogs(dir, op string) (*ggmlpeer.OpResult, bool) {
 // a later -reuse never merges a stale chunk into this run.
 func clearLogs(dir, op string) {
 	old, _ := filepath.Glob(filepath.Join(dir, op+".c*.*"))
-	for _, f := range append(old, filepath.Join(dir, op+".out"), filepath.Join(dir, op+".err"), filepath.Join(dir, op+".note")) {
+	for _, f := range append(old, filepath.Join(dir, op+".out"), filepath.Join(dir, op+".err"), filepath.Join(dir, op+".note"), filepath.Join(dir, op+".built")) {
 		_ = os.Remove(f)
 	}
 }
@@ -612,7 +658,7 @@ func render(peer *ggmlpeer.Peer, o *options, args, ops []string, cols []column) 
 	fmt.Fprintf(&b, "- peer: %s (Debian, scripts/ggml-peer.sh), RPC protocol 8.0.0\n", peer.Version)
 	for _, c := range cols {
 		if len(c.built) > 0 {
-			fmt.Fprintf(&b, "- gogml judged on %s: %s\n", c.backend, strings.Join(c.built, "; "))
+			fmt.Fprintf(&b, "- gogml judged on %s: %s\n", c.backend, c.provenance())
 		}
 	}
 	if len(splitList(o.backends)) > 0 {

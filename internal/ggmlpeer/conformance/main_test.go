@@ -143,3 +143,29 @@ func TestReuseLogChunks(t *testing.T) {
 		t.Error("clearLogs left a log behind")
 	}
 }
+
+func TestProvenance(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{".built": "old build", "FLASH_ATTN_EXT.built": "new build\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	col := column{builtOps: map[string][]string{}}
+	for _, op := range []string{"ABS", "ADD", "FLASH_ATTN_EXT", "SUB"} {
+		col.judgedBy(builtOf(dir, op), op)
+	}
+	want := "FLASH_ATTN_EXT: new build (from logs); the other 3 ops: old build (from logs)"
+	if got := col.provenance(); got != want {
+		t.Errorf("provenance = %q, want %q", got, want)
+	}
+	one := column{builtOps: map[string][]string{}}
+	one.judgedBy("b", "ABS")
+	one.judgedBy("b", "ADD")
+	if got := one.provenance(); got != "b" {
+		t.Errorf("one build: provenance = %q, want %q", got, "b")
+	}
+	if got := builtOf(t.TempDir(), "ABS"); !strings.Contains(got, "unknown") {
+		t.Errorf("no .built: %q", got)
+	}
+}
