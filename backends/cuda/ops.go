@@ -581,7 +581,7 @@ func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {
 	extFactor, attnFactor := t.OpParamF32(7), t.OpParamF32(8)
 	betaFast, betaSlow := t.OpParamF32(9), t.OpParamF32(10)
 	lo, hi := cpukernels.RopeCorrDims(nDims, nCtxOrig, freqBase, betaFast, betaSlow)
-	thetaScale := float32(math.Pow(float64(freqBase), -2/float64(nDims)))
+	thetaScale := cpukernels.RopeThetaScale(freqBase, nDims)
 	back := int32(0)
 	if t.Op == runtime.OpRopeBack {
 		back = 1

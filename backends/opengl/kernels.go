@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	"github.com/gogml/gogml/runtime"
 )
 
@@ -520,14 +521,14 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			return nil, why
 		}
 		freqBase := t.OpParamF32(5)
-		lo, hi := ropeCorrDims(nDims, nCtxOrig, freqBase, t.OpParamF32(9), t.OpParamF32(10))
+		lo, hi := cpukernels.RopeCorrDims(nDims, nCtxOrig, freqBase, t.OpParamF32(9), t.OpParamF32(10))
 		sign := float32(1)
 		if t.Op == runtime.OpRopeBack {
 			sign = -1
 		}
 		l := &launch{kernel: "rope", grid: gridPairs, local: 128, srcs: [3]*runtime.Tensor{s0, s1, s2}}
 		l.extra[0] = f32bits(sign)
-		l.extra[1] = f32bits(float32(math.Pow(float64(freqBase), -2/float64(nDims))))
+		l.extra[1] = f32bits(cpukernels.RopeThetaScale(freqBase, nDims))
 		l.extra[2], l.extra[3] = f32bits(lo), f32bits(hi)
 		if s2 != nil {
 			l.extra[4] = 1
@@ -546,17 +547,6 @@ func binaryLaunch(t *runtime.Tensor, f uint32) *launch {
 		l.extra[1], l.extra[2] = uint32(s1.Nelements()), uint32(t.Nelements())
 	}
 	return l
-}
-
-// ropeCorrDims is YaRN's range [lo, hi] of rotary dimensions that are
-// corrected, computed in float32 as ggml does.
-func ropeCorrDims(nDims, nCtxOrig int32, freqBase, betaFast, betaSlow float32) (lo, hi float32) {
-	dim := func(nRot float32) float32 {
-		return float32(nDims) * float32(math.Log(float64(float32(nCtxOrig)/(nRot*2*math.Pi)))) / (2 * float32(math.Log(float64(freqBase))))
-	}
-	lo = max(0, float32(math.Floor(float64(dim(betaFast)))))
-	hi = min(float32(nDims-1), float32(math.Ceil(float64(dim(betaSlow)))))
-	return lo, hi
 }
 
 // groups returns the number of work groups a launch needs for result t.
