@@ -130,6 +130,12 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return b.supportsFlashAttn(t)
 	case runtime.OpSumRows, runtime.OpMean:
 		return allF32(t, s0) && t.Ne == [4]int64{1, s0.Ne[1], s0.Ne[2], s0.Ne[3]}
+	case runtime.OpSum:
+		// Rows of adjacent elements only: ggml's CPU SUM, the reference,
+		// reads every row as adjacent elements whatever nb[0] says.
+		return allF32(t, s0) && t.Nelements() == 1 && s0.Nb[0] == 4
+	case runtime.OpFill:
+		return t.Type == f32 && t.IsContiguous()
 	case runtime.OpRepeat:
 		return s0 != nil && (t.Type == f32 || t.Type == f16) && s0.Type == t.Type && runtime.CanRepeat(s0, t)
 	case runtime.OpConcat:
@@ -434,6 +440,14 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		}
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(mean)
 		return b.reduceLaunch(&kSumRows, s0.Ne[0], s0.Nrows(), a)
+	case runtime.OpSum:
+		// One block walks every row (k_sum_f32).
+		a.ptr(dst).ptr(src[0]).shape(s0)
+		return b.reduceLaunch(&kSum, s0.Ne[0], 1, a)
+	case runtime.OpFill:
+		n := t.Nelements()
+		a.ptr(dst).i64(n).f32(t.OpParamF32(0))
+		return b.launch(&kFill, dim3{clampGrid(ceilDiv(n, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, a)
 	case runtime.OpRepeat:
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(t.Type))
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
