@@ -142,14 +142,14 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		dim := t.OpParamI32(0)
 		return allF32(t, s0, s1) && dim >= 0 && dim < 4
 	case runtime.OpMulMat:
-		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && s1.Type == f32 && t.Type == f32 &&
+		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && activationsOK(s0, s1) && t.Type == f32 &&
 			s0.IsContiguousRows() && s0.Ne[0] == s1.Ne[0] && s1.Ne[2]%s0.Ne[2] == 0 && s1.Ne[3]%s0.Ne[3] == 0 &&
 			t.Ne == [4]int64{s0.Ne[1], s1.Ne[1], s1.Ne[2], s1.Ne[3]} &&
 			s1.Ne[2]*s1.Ne[3] <= 65535 && s1.Ne[1] <= 64*65535 &&
 			s1.Ne[0]%cpukernels.VecDotType(s0.Type).BlockSize() == 0 // whole blocks of rounded activations
 	case runtime.OpMulMatId:
 		ids := t.Src[2]
-		return s0 != nil && s1 != nil && ids != nil && isMatRowType(s0.Type) && s1.Type == f32 &&
+		return s0 != nil && s1 != nil && ids != nil && isMatRowType(s0.Type) && activationsOK(s0, s1) &&
 			ids.Type == runtime.TypeI32 && t.Type == f32 && s0.IsContiguousRows() && s0.Ne[3] == 1 && s1.Ne[3] == 1 &&
 			ids.Ne[2] == 1 && ids.Ne[3] == 1 && ids.Ne[1] == s1.Ne[2] && s0.Ne[0] == s1.Ne[0] && s1.Ne[1] > 0 &&
 			ids.Ne[0]%s1.Ne[1] == 0 && t.Ne == [4]int64{s0.Ne[1], ids.Ne[0], s1.Ne[2], 1} &&
@@ -509,13 +509,37 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 	return fmt.Errorf("op %s: %w", t.Op, runtime.ErrUnsupported)
 }
 
+// activationsOK reports whether MUL_MAT(_ID) takes activations s1 with
+// weights s0: f32, or f16/bf16 activations already of the weights'
+// vec_dot type, as ggml's CPU backend takes them (its supports_op: src1
+// f32 or the weights' vec_dot type; f16 × f16 is how ggml_conv_1d/2d
+// multiply their f16 im2col). Block vec_dot types are not taken.
+func activationsOK(s0, s1 *runtime.Tensor) bool {
+	return s1.Type == f32 || ((s1.Type == f16 || s1.Type == runtime.TypeBF16) && s1.Type == cpukernels.VecDotType(s0.Type))
+}
+
 // roundActivations rounds the f32 activations s1 (at pb) of MUL_MAT or
 // MUL_MAT_ID node t to actRounding(t)'s type into the activation
 // scratch, returning where they are and their dense layout, and q8_1's
 // block sums (0 for other types); s1 itself when t rounds to f32.
+// Activations already of that type (f16, bf16) are widened to f32 in
+// the scratch instead: the kernels read f32 activations, and the values
+// need no rounding.
 func (b *Backend) roundActivations(t, s1 *runtime.Tensor, pb uint64) (uint64, [runtime.MaxDims]int64, [runtime.MaxDims]uint64, uint64, error) {
 	bNe, bNb := s1.Ne, s1.Nb
 	var bsum uint64
+	if s1.Type != f32 {
+		q, err := b.quantScratch(uint64(s1.Nelements()) * 4)
+		if err != nil {
+			return 0, bNe, bNb, 0, err
+		}
+		bNb = [runtime.MaxDims]uint64{4, 4 * uint64(bNe[0])}
+		bNb[2] = bNb[1] * uint64(bNe[1])
+		bNb[3] = bNb[2] * uint64(bNe[2])
+		a := (&args{}).ptr(q).layout(bNe, bNb).i32(int32(f32)).ptr(pb).shape(s1).i32(int32(s1.Type))
+		g, bl := rowsGrid(s1.Ne[0], s1.Nrows())
+		return q, bNe, bNb, 0, b.launch(&kCpy, g, bl, 0, a)
+	}
 	if vt := actRounding(t); vt != f32 {
 		if s1.Ne[0]%vt.BlockSize() != 0 {
 			return 0, bNe, bNb, 0, fmt.Errorf("%s: rows of %d activations are not whole %s blocks: %w", t.Op, s1.Ne[0], vt, runtime.ErrUnsupported)
