@@ -34,10 +34,13 @@
 //	GEGLU_ERF GEGLU_QUICK SWIGLU_CLAMP)
 //	NORM RMS_NORM RMS_NORM_BACK          f32                                    k_norm_f32 ...
 //	SUM_ROWS MEAN                        f32                                    k_sum_rows_f32
+//	SUM                                  f32 rows of adjacent elements          k_sum_f32
+//	FILL                                 contiguous f32                         k_fill_f32
 //	REPEAT                               f32, f16                               k_repeat
 //	CONCAT                               f32                                    k_concat_f32
 //	MUL_MAT                              row-type weights, f32 activations      k_mul_mat_*, k_mul_mat_vec_*
-//	MUL_MAT_ID                           row-type experts, f32 activations      k_mul_mat_id
+//	                                     (or f16/bf16 ones of the weights' type)
+//	MUL_MAT_ID                           row-type experts, activations as above k_mul_mat_id
 //	GET_ROWS                             row types -> f32, i32 ids              k_get_rows
 //	SET_ROWS                             f32/f16 -> float, i32/i64 ids          k_set_rows
 //	ADD_ID                               f32, i32 ids                           k_add_id_f32
@@ -55,8 +58,7 @@
 //
 // Not claimed, among the ops a llama-family decoder or a whisper-style
 // encoder uses: ROPE's multi-section, vision and offset modes and f16
-// ROPE; binary ops, norms and CONCAT on f16/bf16; MUL_MAT with f16
-// activations; CPY and SET_ROWS into block types (a quantized KV cache);
+// ROPE; binary ops, norms and CONCAT on f16/bf16; CPY and SET_ROWS into block types (a quantized KV cache);
 // UNARY XIELU. The ops of neither model family (convolutions beyond
 // IM2COL, pooling, SSM, RWKV, training ops, ...) are not claimed at all.
 package cuda
