@@ -58,7 +58,7 @@
 //
 // Not claimed, among the ops a llama-family decoder or a whisper-style
 // encoder uses: ROPE's multi-section, vision and offset modes and f16
-// ROPE; binary ops, norms and CONCAT on f16/bf16; CPY and SET_ROWS into block types (a quantized KV cache);
-// UNARY XIELU. The ops of neither model family (convolutions beyond
+// ROPE; binary ops, norms and CONCAT on f16/bf16; CPY and SET_ROWS into
+// block types (a quantized KV cache); UNARY XIELU. The ops of neither model family (convolutions beyond
 // IM2COL, pooling, SSM, RWKV, training ops, ...) are not claimed at all.
 package cuda
