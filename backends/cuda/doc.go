@@ -26,6 +26,8 @@
 //	op                                   types                                  kernel
 //	NONE VIEW RESHAPE PERMUTE TRANSPOSE  any                                    (none)
 //	DUP CONT CPY                         row types -> float                     k_cpy
+//	                                     float -> q4_0 q4_1 q5_0 q5_1 q8_0      k_cpy_quant
+//	                                     (contiguous result, whole blocks)
 //	ADD SUB MUL DIV (broadcast b), ADD1  f32                                    k_binary_f32
 //	SCALE (with bias) SQR SQRT LOG SIN   float, one type                        k_unary
 //	COS CLAMP LEAKY_RELU, UNARY (every
@@ -43,6 +45,7 @@
 //	MUL_MAT_ID                           row-type experts, activations as above k_mul_mat_id
 //	GET_ROWS                             row types -> f32, i32 ids              k_get_rows
 //	SET_ROWS                             f32/f16 -> float, i32/i64 ids          k_set_rows
+//	                                     f32/f16 -> q4_0 q4_1 q5_0 q5_1 q8_0    k_set_rows_quant
 //	ADD_ID                               f32, i32 ids                           k_add_id_f32
 //	DIAG_MASK_INF                        f32                                    k_diag_mask_f32
 //	SOFT_MAX (mask f32/f16, ALiBi,       f32                                    k_soft_max_f32
@@ -59,6 +62,7 @@
 // Not claimed, among the ops a llama-family decoder or a whisper-style
 // encoder uses: ROPE's multi-section, vision and offset modes and f16
 // ROPE; binary ops, norms and CONCAT on f16/bf16; CPY and SET_ROWS into
-// block types (a quantized KV cache); UNARY XIELU. The ops of neither model family (convolutions beyond
+// iq4_nl (the one KV-cache type llama.cpp offers that k_set_rows_quant
+// lacks) and the k-quants; UNARY XIELU. The ops of neither model family (convolutions beyond
 // IM2COL, pooling, SSM, RWKV, training ops, ...) are not claimed at all.
 package cuda

@@ -2,13 +2,16 @@ package cuda
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +25,7 @@ import (
 
 	"github.com/gogml/gogml/backends/backendtest"
 	"github.com/gogml/gogml/backends/cpu"
+	cpukernels "github.com/gogml/gogml/internal/kernels/cpukernels"
 	kcuda "github.com/gogml/gogml/internal/kernels/cuda"
 	"github.com/gogml/gogml/model/llama"
 	"github.com/gogml/gogml/runtime"
@@ -557,4 +561,72 @@ func TestEmulatedBackendtest(t *testing.T) {
 		opts = append(opts, backendtest.Reduced())
 	}
 	backendtest.RunOps(t, b, opts...)
+}
+
+// TestEmulatedQuantStoreBytes checks that CPY and SET_ROWS into block
+// types (k_cpy_quant, k_set_rows_quant) write the bytes ggml's CPU
+// backend writes: cpukernels.FromFloatCPU of the same rows, byte for
+// byte, ties included (the values are multiples of 1/64, so x·id lands
+// on halves).
+func TestEmulatedQuantStoreBytes(t *testing.T) {
+	b := newEmuBackend(t)
+	const ne0, rows = 96, 5
+	for typ := range quantStoreTypes {
+		for _, op := range []string{"cpy", "set_rows"} {
+			t.Run(fmt.Sprintf("%s_%s", op, typ), func(t *testing.T) {
+				c := opCase{name: op, idx: rows, build: func(c *runtime.Context) *runtime.Tensor {
+					src := c.NewTensor(runtime.TypeF32, ne0, rows)
+					if op == "cpy" {
+						return c.Cpy(src, c.NewTensor(typ, ne0, rows))
+					}
+					return c.SetRows(c.NewTensor(typ, ne0, rows), src, c.NewTensor(runtime.TypeI32, rows))
+				}}
+				g, out, _ := buildCase(t, c, b.DeviceBufferType())
+				rng := rand.New(rand.NewPCG(3, uint64(typ)))
+				vals := make([]float32, ne0*rows)
+				for i := range vals {
+					vals[i] = float32(rng.IntN(257)-128) / 64
+				}
+				src := out.Src[0] // CPY's source, and SET_ROWS' (ggml's order: rows, ids, destination)
+				perm := []int32{3, 0, 4, 1, 2}
+				if op == "set_rows" {
+					idx := make([]byte, 4*rows)
+					for i, r := range perm {
+						binary.LittleEndian.PutUint32(idx[4*i:], uint32(r))
+					}
+					if err := runtime.SetTensorData(out.Src[1], idx, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				raw := make([]byte, 4*len(vals))
+				for i, v := range vals {
+					binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+				}
+				if err := runtime.SetTensorData(src, raw, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Compute(g); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]byte, out.NBytes())
+				if err := runtime.GetTensorData(out, got, 0); err != nil {
+					t.Fatal(err)
+				}
+				rs := int(typ.RowSize(ne0))
+				for r := 0; r < rows; r++ {
+					dr := r
+					if op == "set_rows" {
+						dr = int(perm[r])
+					}
+					want := make([]byte, rs)
+					if err := cpukernels.FromFloatCPU(typ, vals[r*ne0:(r+1)*ne0], want); err != nil {
+						t.Fatal(err)
+					}
+					if g := got[dr*rs : (dr+1)*rs]; !bytes.Equal(g, want) {
+						t.Fatalf("row %d (result row %d):\n got %x\nwant %x", r, dr, g, want)
+					}
+				}
+			})
+		}
+	}
 }

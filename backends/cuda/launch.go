@@ -70,6 +70,8 @@ var (
 	kUnary       = kernel{"elementwise", "k_unary", []argKind{aP, aS, aI, aP, aS, aI, aI, aF, aF}}
 	kGlu         = kernel{"elementwise", "k_glu", []argKind{aP, aS, aP, aS, aP, aS, aI, aI, aI, aF, aF}}
 	kSetRows     = kernel{"elementwise", "k_set_rows", []argKind{aP, aS, aI, aP, aS, aI, aP, aS, aI, aP}}
+	kCpyQuant    = kernel{"elementwise", "k_cpy_quant", []argKind{aP, aI, aP, aS, aI}}
+	kSetRowsQ    = kernel{"elementwise", "k_set_rows_quant", []argKind{aP, aS, aI, aP, aS, aI, aP, aS, aI, aP}}
 	kPad         = kernel{"elementwise", "k_pad", []argKind{aP, aS, aP, aS, aI, aI, aI, aI, aI}}
 	kIm2col      = kernel{"elementwise", "k_im2col", []argKind{aP, aS, aI, aP, aS, aI, aI, aI, aI, aI, aI, aI, aI, aI, aI}}
 	kAddID       = kernel{"elementwise", "k_add_id_f32", []argKind{aP, aS, aP, aS, aP, aS, aP, aS, aP}}
@@ -97,7 +99,7 @@ var (
 var allKernels = append([]*kernel{
 	&kBinary, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
-	&kRoundAct, &kRope, &kGlu, &kSetRows, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn, &kMulMatID,
+	&kRoundAct, &kRope, &kGlu, &kSetRows, &kCpyQuant, &kSetRowsQ, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn, &kMulMatID,
 }, allMulMat()...)
 
 // allMulMat lists kMulMat's and kMulVec's descriptors in matRowTypes'

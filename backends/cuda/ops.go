@@ -64,6 +64,12 @@ func isMatRowType(t runtime.Type) bool {
 	return ok
 }
 
+// quantStoreTypes are the block types CPY and SET_ROWS write
+// (quant_block: the KV-cache types llama.cpp offers but iq4_nl).
+var quantStoreTypes = map[runtime.Type]bool{
+	runtime.TypeQ4_0: true, runtime.TypeQ4_1: true, runtime.TypeQ5_0: true, runtime.TypeQ5_1: true, runtime.TypeQ8_0: true,
+}
+
 // isFloatType reports the element types the kernels write (store_elem).
 func isFloatType(t runtime.Type) bool { return t == f32 || t == f16 || t == runtime.TypeBF16 }
 
@@ -78,6 +84,11 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 	case runtime.OpNone, runtime.OpView, runtime.OpReshape, runtime.OpPermute, runtime.OpTranspose:
 		return true
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		if s0 != nil && quantStoreTypes[t.Type] {
+			// Into blocks (k_cpy_quant): a contiguous result, float source
+			// rows of whole blocks.
+			return isFloatType(s0.Type) && s0.Nelements() == t.Nelements() && t.IsContiguous() && s0.Ne[0]%32 == 0
+		}
 		// A block-type source is read by element index within its rows
 		// (load_elem), so its rows must be dense.
 		return s0 != nil && isMatRowType(s0.Type) && isFloatType(t.Type) && s0.Nelements() == t.Nelements() &&
@@ -95,7 +106,10 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 	case runtime.OpGlu:
 		return b.supportsGlu(t)
 	case runtime.OpSetRows:
-		return s0 != nil && s1 != nil && (s0.Type == f32 || s0.Type == f16) && isFloatType(t.Type) &&
+		if s0 != nil && quantStoreTypes[t.Type] && (s0.Ne[0]%32 != 0 || !t.IsContiguousRows()) {
+			return false // k_set_rows_quant: whole blocks into dense rows
+		}
+		return s0 != nil && s1 != nil && (s0.Type == f32 || s0.Type == f16) && (isFloatType(t.Type) || quantStoreTypes[t.Type]) &&
 			(s1.Type == runtime.TypeI32 || s1.Type == runtime.TypeI64) &&
 			t.Ne[0] == s0.Ne[0] && t.Ne[2] == s0.Ne[2] && t.Ne[3] == s0.Ne[3] && s0.Ne[1] == s1.Ne[0] &&
 			s1.Ne[1] > 0 && s1.Ne[2] > 0 && s0.Ne[2]%s1.Ne[1] == 0 && s0.Ne[3]%s1.Ne[2] == 0 && s1.Ne[3] == 1
@@ -339,6 +353,11 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 	a := &args{}
 	switch t.Op {
 	case runtime.OpDup, runtime.OpCont, runtime.OpCpy:
+		if quantStoreTypes[t.Type] {
+			a.ptr(dst).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type))
+			n := s0.Nelements() / 32
+			return b.launch(&kCpyQuant, dim3{clampGrid(ceilDiv(n, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, a)
+		}
 		a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type))
 		g, bl := rowsGrid(s0.Ne[0], s0.Nrows())
 		return b.launch(&kCpy, g, bl, 0, a)
@@ -394,8 +413,15 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		}
 		a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type)).
 			ptr(src[1]).shape(s1).i32(wide).ptr(b.status)
-		g, bl := rowsGrid(s0.Ne[0], s0.Nrows())
-		if err := b.launch(&kSetRows, g, bl, 0, a); err != nil {
+		var err error
+		if quantStoreTypes[t.Type] {
+			n := s0.Nelements() / 32
+			err = b.launch(&kSetRowsQ, dim3{clampGrid(ceilDiv(n, blockThreads), maxGridX), 1, 1}, dim3{blockThreads, 1, 1}, 0, a)
+		} else {
+			g, bl := rowsGrid(s0.Ne[0], s0.Nrows())
+			err = b.launch(&kSetRows, g, bl, 0, a)
+		}
+		if err != nil {
 			return err
 		}
 		return b.checkStatus(s1, t.Ne[1])

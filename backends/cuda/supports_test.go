@@ -28,8 +28,17 @@ func TestSupportsOpRefuses(t *testing.T) {
 		{"pad", true, func(c *runtime.Context) *runtime.Tensor {
 			return c.PadExt(c.NewTensor(F32, 7, 5), 1, 1, 0, 2, 0, 0, 0, 0)
 		}},
-		{"set_rows_q8_0", false, func(c *runtime.Context) *runtime.Tensor {
+		{"set_rows_q8_0", true, func(c *runtime.Context) *runtime.Tensor {
 			return c.SetRows(c.NewTensor(runtime.TypeQ8_0, 64, 8), c.NewTensor(F32, 64, 2), c.NewTensor(runtime.TypeI32, 2))
+		}},
+		{"set_rows_q4_K", false, func(c *runtime.Context) *runtime.Tensor {
+			return c.SetRows(c.NewTensor(runtime.TypeQ4_K, 256, 8), c.NewTensor(F32, 256, 2), c.NewTensor(runtime.TypeI32, 2))
+		}},
+		{"cpy_f32_q4_0", true, func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor(F32, 64, 3), c.NewTensor(runtime.TypeQ4_0, 64, 3))
+		}},
+		{"cpy_f32_q4_0_partial_block", false, func(c *runtime.Context) *runtime.Tensor {
+			return c.Cpy(c.NewTensor(F32, 16, 4), c.NewTensor(runtime.TypeQ4_0, 64, 1))
 		}},
 		{"set_rows_f16_i64", true, func(c *runtime.Context) *runtime.Tensor {
 			return c.SetRows(c.NewTensor(F16, 64, 8), c.NewTensor(F32, 64, 2), c.NewTensor(runtime.TypeI64, 2))

@@ -443,3 +443,178 @@ extern "C" __global__ void k_add_id_f32(char *dst, shape4 d, const char *a, shap
         }
     }
 }
+
+// st_f16 writes v at byte p as a little-endian f16, rounded to nearest
+// with ties to even (ggml's GGML_FP32_TO_FP16).
+static __device__ __forceinline__ void st_f16(unsigned char *p, float v) {
+    const unsigned short h = __half_as_ushort(__float2half_rn(v));
+    p[0] = (unsigned char)h;
+    p[1] = (unsigned char)(h >> 8);
+}
+
+// trunc_u8 is C's (uint8_t)(int8_t)v for the values the quantizers make:
+// truncation toward zero, modulo 256; 0 for NaN and values beyond int32
+// (as x86's conversion, and gogml's CPU quantizers, give).
+static __device__ __forceinline__ int trunc_u8(float v) {
+    if (!(v > -2147483648.0f && v < 2147483648.0f)) {
+        return 0;
+    }
+    return (int)(unsigned char)(int)v;
+}
+
+static __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+
+// trunc_i8 is C's (int8_t)v, as trunc_u8.
+static __device__ __forceinline__ int trunc_i8(float v) { return (int)(signed char)trunc_u8(v); }
+
+// quant_block writes the 32 values x as one block of type t at y, as
+// ggml's CPU backend's from_float does: q4_0, q4_1, q5_0 and q5_1 by
+// ggml's quantize_row_*_ref, q8_0 by its x86 quantizer (q =
+// x·(127/amax) rounded to nearest with ties to even, saturated). Products
+// are rounded apart from the sums that follow (__fmul_rn), as the
+// reference's separate statements are.
+static __device__ void quant_block(unsigned char *y, const float *x, int t) {
+    if (t == T_Q8_0) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            const float a = fabsf(x[j]);
+            if (a > amax) {
+                amax = a;
+            }
+        }
+        st_f16(y, amax / 127.0f);
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        for (int j = 0; j < QK; j++) {
+            const float r = rintf(__fmul_rn(x[j], id));
+            y[2 + j] = (unsigned char)(signed char)(int)fminf(127.0f, fmaxf(-128.0f, r));
+        }
+        return;
+    }
+    if (t == T_Q4_0 || t == T_Q5_0) {
+        // d from the element of largest magnitude, with its sign.
+        float amax = 0.0f, m = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            if (amax < fabsf(x[j])) {
+                amax = fabsf(x[j]);
+                m = x[j];
+            }
+        }
+        const bool five = t == T_Q5_0;
+        const float d = m / (five ? -16.0f : -8.0f);
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        st_f16(y, d);
+        unsigned qh = 0;
+        unsigned char *qs = y + (five ? 6 : 2);
+        for (int j = 0; j < QK / 2; j++) {
+            const float o = five ? 16.5f : 8.5f;
+            const int cap = five ? 31 : 15;
+            const int q0 = imin(cap, trunc_i8(__fmul_rn(x[j], id) + o));
+            const int q1 = imin(cap, trunc_i8(__fmul_rn(x[j + QK / 2], id) + o));
+            qs[j] = (unsigned char)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
+            qh |= ((unsigned)(q0 & 0x10) >> 4) << j;
+            qh |= ((unsigned)(q1 & 0x10) >> 4) << (j + QK / 2);
+        }
+        if (five) {
+            y[2] = (unsigned char)qh;
+            y[3] = (unsigned char)(qh >> 8);
+            y[4] = (unsigned char)(qh >> 16);
+            y[5] = (unsigned char)(qh >> 24);
+        }
+        return;
+    }
+    // q4_1, q5_1: d = (max - min)/(2^bits - 1), m = min.
+    float mn = 3.402823466e+38f, mx = -3.402823466e+38f;
+    for (int j = 0; j < QK; j++) {
+        if (x[j] < mn) {
+            mn = x[j];
+        }
+        if (x[j] > mx) {
+            mx = x[j];
+        }
+    }
+    const bool five = t == T_Q5_1;
+    const float d = (mx - mn) / (five ? 31.0f : 15.0f);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    st_f16(y, d);
+    st_f16(y + 2, mn);
+    unsigned qh = 0;
+    unsigned char *qs = y + (five ? 8 : 4);
+    for (int j = 0; j < QK / 2; j++) {
+        int q0 = trunc_u8(__fmul_rn(x[j] - mn, id) + 0.5f);
+        int q1 = trunc_u8(__fmul_rn(x[j + QK / 2] - mn, id) + 0.5f);
+        if (!five) {
+            q0 = imin(15, (int)(signed char)q0);
+            q1 = imin(15, (int)(signed char)q1);
+        }
+        qs[j] = (unsigned char)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
+        qh |= ((unsigned)(q0 & 0x10) >> 4) << j;
+        qh |= ((unsigned)(q1 & 0x10) >> 4) << (j + QK / 2);
+    }
+    if (five) {
+        y[4] = (unsigned char)qh;
+        y[5] = (unsigned char)(qh >> 8);
+        y[6] = (unsigned char)(qh >> 16);
+        y[7] = (unsigned char)(qh >> 24);
+    }
+}
+
+// quant_bytes is the byte size of one block of type t (q4_0..q8_0).
+static __device__ __forceinline__ int quant_bytes(int t) {
+    switch (t) {
+    case T_Q4_0: return Q4_0_BYTES;
+    case T_Q4_1: return Q4_1_BYTES;
+    case T_Q5_0: return Q5_0_BYTES;
+    case T_Q5_1: return Q5_1_BYTES;
+    }
+    return Q8_0_BYTES;
+}
+
+// CPY, DUP, CONT into a block type: dst (type dt: q4_0, q4_1, q5_0, q5_1,
+// q8_0) is contiguous, and element k of a (float type at, rows of whole
+// blocks), in row-major order, goes to element k of dst, as ggml's CPU
+// copies into a quantized tensor (its rows quantized one after another).
+// One thread per block, grid-stride.
+extern "C" __global__ void k_cpy_quant(char *dst, int dt, const char *a, shape4 sa, int at) {
+    const i64 per_row = sa.ne[0] / QK;
+    const i64 total = per_row * nrows(sa);
+    const int bytes = quant_bytes(dt);
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (i64)gridDim.x * blockDim.x) {
+        i64 i1, i2, i3;
+        const char *row = a + row_offset(sa, i / per_row, &i1, &i2, &i3);
+        const i64 k0 = (i % per_row) * QK;
+        float x[QK];
+        for (int j = 0; j < QK; j++) {
+            x[j] = load_elem(row, k0 + j, sa.nb[0], at);
+        }
+        quant_block((unsigned char *)dst + i * bytes, x, dt);
+    }
+}
+
+// SET_ROWS into a block type: row i1 of a (float type at, shape
+// [ne0, ne1, ne2, ne3], ne0 whole blocks) becomes row idx[i1, i2 % ..,
+// i3 % ..] of dst (type dt, dense rows) in plane (i2, i3), quantized as
+// quant_block does; as k_set_rows, a bad index skips the row and is
+// reported in status. One thread per block of a row, grid-stride.
+extern "C" __global__ void k_set_rows_quant(char *dst, shape4 d, int dt, const char *a, shape4 sa, int at,
+                                            const char *idx, shape4 si, int wide, int *status) {
+    const i64 per_row = sa.ne[0] / QK;
+    const i64 total = per_row * nrows(sa);
+    const int bytes = quant_bytes(dt);
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (i64)gridDim.x * blockDim.x) {
+        i64 i1, i2, i3;
+        const i64 oa = row_offset(sa, i / per_row, &i1, &i2, &i3);
+        const char *ip = idx + i1 * si.nb[0] + (i2 % si.ne[1]) * si.nb[1] + (i3 % si.ne[2]) * si.nb[2];
+        const i64 row = wide ? *(const long long *)ip : (i64) * (const int *)ip;
+        if (row < 0 || row >= d.ne[1]) {
+            atomicExch(&status[1], (int)row);
+            atomicExch(&status[0], 1);
+            continue;
+        }
+        const i64 blk = i % per_row;
+        float x[QK];
+        for (int j = 0; j < QK; j++) {
+            x[j] = load_elem(a + oa, blk * QK + j, sa.nb[0], at);
+        }
+        quant_block((unsigned char *)dst + row * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3] + blk * bytes, x, dt);
+    }
+}

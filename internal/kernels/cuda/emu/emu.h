@@ -80,6 +80,7 @@ static inline unsigned short emu_f2h(float f) {
 static inline float __half2float(__half h) { return emu_h2f(h.bits); }
 static inline __half __float2half_rn(float f) { return __half{emu_f2h(f)}; }
 static inline __half __ushort_as_half(unsigned short b) { return __half{b}; }
+static inline unsigned short __half_as_ushort(__half h) { return h.bits; }
 // Fibers of one block never run at the same time: a plain exchange is
 // atomic here.
 static inline int atomicExch(int *p, int v) {

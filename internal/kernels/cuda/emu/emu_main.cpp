@@ -36,6 +36,8 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_unary, (char *, shape4, int, const char *, shape4, int, int, float, float)) \
     X(k_glu, (char *, shape4, const char *, shape4, const char *, shape4, int, int, int, float, float)) \
     X(k_set_rows, (char *, shape4, int, const char *, shape4, int, const char *, shape4, int, int *)) \
+    X(k_cpy_quant, (char *, int, const char *, shape4, int))                  \
+    X(k_set_rows_quant, (char *, shape4, int, const char *, shape4, int, const char *, shape4, int, int *)) \
     X(k_pad, (char *, shape4, const char *, shape4, int, int, int, int, int)) \
     X(k_im2col, (char *, shape4, int, const char *, shape4, int, int, int, int, int, int, int, int, int, int)) \
     X(k_add_id_f32, (char *, shape4, const char *, shape4, const char *, shape4, const char *, shape4, int *)) \
