@@ -28,7 +28,9 @@
 //	DUP CONT CPY                         row types -> float                     k_cpy
 //	                                     float -> q4_0 q4_1 q5_0 q5_1 q8_0      k_cpy_quant
 //	                                     (contiguous result, whole blocks)
-//	ADD SUB MUL DIV (broadcast b), ADD1  f32                                    k_binary_f32
+//	ADD SUB MUL DIV (broadcast b)        f32                                    k_binary_f32
+//	                                     float, any mix                         k_binary
+//	ADD1                                 f32                                    k_binary_f32
 //	SCALE (with bias) SQR SQRT LOG SIN   float, one type                        k_unary
 //	COS CLAMP LEAKY_RELU, UNARY (every
 //	function of ggml 0.27.0 but XIELU)
@@ -40,6 +42,7 @@
 //	FILL                                 contiguous f32                         k_fill_f32
 //	REPEAT                               f32, f16                               k_repeat
 //	CONCAT                               f32                                    k_concat_f32
+//	                                     i8, f16, bf16, i32, i64 (not blocks)   k_concat
 //	MUL_MAT                              row-type weights, f32 activations      k_mul_mat_*, k_mul_mat_vec_*
 //	                                     (or f16/bf16 ones of the weights' type)
 //	MUL_MAT_ID                           row-type experts, activations as above k_mul_mat_id
@@ -61,7 +64,7 @@
 //
 // Not claimed, among the ops a llama-family decoder or a whisper-style
 // encoder uses: ROPE's multi-section, vision and offset modes and f16
-// ROPE; binary ops, norms and CONCAT on f16/bf16; CPY and SET_ROWS into
+// ROPE; norms on f16/bf16; CPY and SET_ROWS into
 // iq4_nl (the one KV-cache type llama.cpp offers that k_set_rows_quant
 // lacks) and the k-quants; UNARY XIELU. The ops of neither model family (convolutions beyond
 // IM2COL, pooling, SSM, RWKV, training ops, ...) are not claimed at all.

@@ -37,7 +37,7 @@ type emuJudgeCase struct {
 // GET_ROWS' 70000-row results and ADD's 16M-element cases take minutes),
 // under two minutes on two cores in all. GOGML_EMU_ALL=1 runs them whole.
 var emuJudgeSubset = []emuJudgeCase{
-	{op: "ADD", params: `type=f32,ne=\[(10|16),5,4,3\]`},
+	{op: "ADD", params: `type=(f32|f16|bf16),ne=\[(10|16),5,4,3\]`},
 	{op: "MUL", params: `type=f32,ne=\[(10|16),5,4,3\]`},
 	{op: "SCALE"},
 	{op: "SOFT_MAX", params: `ne=\[(15|16),(2|15|16),`},

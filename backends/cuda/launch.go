@@ -67,6 +67,8 @@ const (
 // internal/kernels/cuda/*.cu.
 var (
 	kBinary      = kernel{"elementwise", "k_binary_f32", []argKind{aP, aS, aP, aS, aP, aS, aI}}
+	kBinaryAny   = kernel{"elementwise", "k_binary", []argKind{aP, aS, aI, aP, aS, aI, aP, aS, aI, aI}}
+	kConcatAny   = kernel{"elementwise", "k_concat", []argKind{aP, aS, aP, aS, aP, aS, aI, aI}}
 	kUnary       = kernel{"elementwise", "k_unary", []argKind{aP, aS, aI, aP, aS, aI, aI, aF, aF}}
 	kGlu         = kernel{"elementwise", "k_glu", []argKind{aP, aS, aP, aS, aP, aS, aI, aI, aI, aF, aF}}
 	kSetRows     = kernel{"elementwise", "k_set_rows", []argKind{aP, aS, aI, aP, aS, aI, aP, aS, aI, aP}}
@@ -97,7 +99,7 @@ var (
 
 // allKernels lists every descriptor, for loading and for the PTX check.
 var allKernels = append([]*kernel{
-	&kBinary, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
+	&kBinary, &kBinaryAny, &kConcatAny, &kUnary, &kSiluBack, &kRepeat, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
 	&kRoundAct, &kRope, &kGlu, &kSetRows, &kCpyQuant, &kSetRowsQ, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn, &kMulMatID,
 }, allMulMat()...)

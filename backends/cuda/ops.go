@@ -94,7 +94,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return s0 != nil && isMatRowType(s0.Type) && isFloatType(t.Type) && s0.Nelements() == t.Nelements() &&
 			(!s0.Type.IsQuantized() || s0.IsContiguousRows())
 	case runtime.OpAdd, runtime.OpSub, runtime.OpMul, runtime.OpDiv:
-		return allF32(t, s0, s1) && s0.Ne == t.Ne && runtime.CanRepeat(s1, t)
+		return s0 != nil && s1 != nil && isFloatType(t.Type) && isFloatType(s0.Type) && isFloatType(s1.Type) &&
+			s0.Ne == t.Ne && runtime.CanRepeat(s1, t)
 	case runtime.OpAdd1:
 		return allF32(t, s0, s1) && s0.Ne == t.Ne && s1.IsScalar()
 	case runtime.OpClamp, runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpSin, runtime.OpCos,
@@ -153,8 +154,11 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 	case runtime.OpRepeat:
 		return s0 != nil && (t.Type == f32 || t.Type == f16) && s0.Type == t.Type && runtime.CanRepeat(s0, t)
 	case runtime.OpConcat:
-		dim := t.OpParamI32(0)
-		return allF32(t, s0, s1) && dim >= 0 && dim < 4
+		// f32 by k_concat_f32; the other element types (i8, f16, bf16,
+		// i32, i64) as bytes by k_concat; not blocks.
+		dim, es := t.OpParamI32(0), t.Type.Size()
+		return s0 != nil && s1 != nil && s0.Type == t.Type && s1.Type == t.Type && !t.Type.IsQuantized() &&
+			(es == 1 || es == 2 || es == 4 || es == 8) && dim >= 0 && dim < 4
 	case runtime.OpMulMat:
 		return s0 != nil && s1 != nil && isMatRowType(s0.Type) && activationsOK(s0, s1) && t.Type == f32 &&
 			s0.IsContiguousRows() && s0.Ne[0] == s1.Ne[0] && s1.Ne[2]%s0.Ne[2] == 0 && s1.Ne[3]%s0.Ne[3] == 0 &&
@@ -366,8 +370,13 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		if t.Op == runtime.OpAdd1 {
 			code = 0
 		}
-		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(code)
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		if !allF32(t, s0, s1) {
+			a.ptr(dst).shape(t).i32(int32(t.Type)).ptr(src[0]).shape(s0).i32(int32(s0.Type)).
+				ptr(src[1]).shape(s1).i32(int32(s1.Type)).i32(code)
+			return b.launch(&kBinaryAny, g, bl, 0, a)
+		}
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(code)
 		return b.launch(&kBinary, g, bl, 0, a)
 	case runtime.OpScale, runtime.OpSqr, runtime.OpSqrt, runtime.OpLog, runtime.OpClamp, runtime.OpUnary,
 		runtime.OpSin, runtime.OpCos, runtime.OpLeakyRelu:
@@ -481,6 +490,9 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 	case runtime.OpConcat:
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(t.OpParamI32(0))
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		if t.Type != f32 {
+			return b.launch(&kConcatAny, g, bl, 0, a.i32(int32(t.Type.Size())))
+		}
 		return b.launch(&kConcat, g, bl, 0, a)
 	case runtime.OpNorm, runtime.OpRmsNorm:
 		rms := int32(0)

@@ -618,3 +618,58 @@ extern "C" __global__ void k_set_rows_quant(char *dst, shape4 d, int dt, const c
         quant_block((unsigned char *)dst + row * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3] + blk * bytes, x, dt);
     }
 }
+
+// k_binary is k_binary_f32 for any float types (f32, f16, bf16) of dst
+// (dt), a (at) and b (bt): each element read as f32, combined in f32 and
+// rounded to dst's type, as ggml's CPU binary ops do.
+extern "C" __global__ void k_binary(char *dst, shape4 d, int dt, const char *a, shape4 sa, int at, const char *b,
+                                    shape4 sb, int bt, int op) {
+    ROW_LOOP(d) {
+        i64 i1, i2, i3;
+        const i64 od = row_offset(d, r, &i1, &i2, &i3);
+        const i64 oa = i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
+        const i64 ob = (i1 % sb.ne[1]) * sb.nb[1] + (i2 % sb.ne[2]) * sb.nb[2] +
+                       (i3 % sb.ne[3]) * sb.nb[3];
+        const i64 nb0 = sb.ne[0];
+        COL_LOOP(i0, d.ne[0]) {
+            const float x = load_elem(a + oa, i0, sa.nb[0], at);
+            const float y = load_elem(b + ob, nb0 == d.ne[0] ? i0 : i0 % nb0, sb.nb[0], bt);
+            float z;
+            switch (op) {
+            case BIN_ADD: z = x + y; break;
+            case BIN_SUB: z = x - y; break;
+            case BIN_MUL: z = x * y; break;
+            default: z = x / y; break;
+            }
+            store_elem(dst + od + i0 * d.nb[0], z, dt);
+        }
+    }
+}
+
+// k_concat is k_concat_f32 for elements of es bytes (1, 2, 4 or 8: i8,
+// f16, bf16, i32, i64 as well as f32), copied as bytes.
+extern "C" __global__ void k_concat(char *dst, shape4 d, const char *a, shape4 sa, const char *b, shape4 sb, int dim,
+                                    int es) {
+    ROW_LOOP(d) {
+        i64 i[4];
+        const i64 od = row_offset(d, r, &i[1], &i[2], &i[3]);
+        COL_LOOP(i0, d.ne[0]) {
+            i[0] = i0;
+            const char *src;
+            if (i[dim] < sa.ne[dim]) {
+                src = a + i[0] * sa.nb[0] + i[1] * sa.nb[1] + i[2] * sa.nb[2] + i[3] * sa.nb[3];
+            } else {
+                i64 j[4] = {i[0], i[1], i[2], i[3]};
+                j[dim] -= sa.ne[dim];
+                src = b + j[0] * sb.nb[0] + j[1] * sb.nb[1] + j[2] * sb.nb[2] + j[3] * sb.nb[3];
+            }
+            char *o = dst + od + i0 * d.nb[0];
+            switch (es) {
+            case 1: *o = *src; break;
+            case 2: *(unsigned short *)o = *(const unsigned short *)src; break;
+            case 4: *(unsigned *)o = *(const unsigned *)src; break;
+            default: *(unsigned long long *)o = *(const unsigned long long *)src; break;
+            }
+        }
+    }
+}

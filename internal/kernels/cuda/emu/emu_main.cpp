@@ -33,6 +33,8 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
 // Kernels, defined in the .cu files compiled alongside.
 #define KERNELS(X)                                                             \
     X(k_binary_f32, (char *, shape4, const char *, shape4, const char *, shape4, int)) \
+    X(k_binary, (char *, shape4, int, const char *, shape4, int, const char *, shape4, int, int)) \
+    X(k_concat, (char *, shape4, const char *, shape4, const char *, shape4, int, int)) \
     X(k_unary, (char *, shape4, int, const char *, shape4, int, int, float, float)) \
     X(k_glu, (char *, shape4, const char *, shape4, const char *, shape4, int, int, int, float, float)) \
     X(k_set_rows, (char *, shape4, int, const char *, shape4, int, const char *, shape4, int, int *)) \
