@@ -55,8 +55,8 @@
 //	sinks), SOFT_MAX_BACK
 //	ROPE ROPE_BACK (normal, neox,        f32                                    k_rope_f32
 //	partial n_dims, YaRN, freq factors)
-//	FLASH_ATTN_EXT (GQA, f16 mask,       q f32; K float; V row types            k_flash_attn_ext_f32
-//	ALiBi, softcap, sinks)
+//	FLASH_ATTN_EXT (GQA, f16 mask,       q f32; K float, q4_0 q4_1 q5_0 q5_1    k_flash_attn_ext_f32
+//	ALiBi, softcap, sinks)               or q8_0; V row types
 //	ARGSORT TOP_K                        f32 -> i32, rows <= 16384              k_argsort_f32
 //	PAD (not circular)                   float, one type                        k_pad
 //	IM2COL (1-d and 2-d)                 float input -> f32/f16                 k_im2col

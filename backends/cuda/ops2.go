@@ -46,16 +46,24 @@ func (b *Backend) supportsIm2col(t *runtime.Tensor) bool {
 	return batchOK && kw <= math.MaxInt32 && kh <= math.MaxInt32 && t.Ne[0] == ic*kh*kw
 }
 
+// faKeyTypes are the K types k_flash_attn_ext_f32 takes: the float
+// types, and the quantized KV-cache types llama.cpp offers but iq4_nl.
+var faKeyTypes = map[runtime.Type]bool{
+	f32: true, f16: true, runtime.TypeBF16: true,
+	runtime.TypeQ4_0: true, runtime.TypeQ4_1: true, runtime.TypeQ5_0: true, runtime.TypeQ5_1: true, runtime.TypeQ8_0: true,
+}
+
 // supportsFlashAttn reports whether k_flash_attn_ext_f32 computes
 // FLASH_ATTN_EXT node t: f32 q and a contiguous f32 result {v.ne0,
-// q.ne2, q.ne1, q.ne3}; f32, f16 or bf16 K (q is rounded to its type, as
-// ggml's CPU rounds it to K's vec_dot type; quantized K would round q to
-// q8_0, which the kernel does not); V of any type load_elem reads, with
+// q.ne2, q.ne1, q.ne3}; K of faKeyTypes (q is rounded to its vec_dot
+// type, as ggml's CPU rounds it; quantized K in dense rows of whole
+// blocks); V of any type load_elem reads, with
 // dense rows; K/V heads dividing q's (grouped-query attention); an f16
 // mask broadcast over heads and sequences; f32 sinks, one per head.
 func (b *Backend) supportsFlashAttn(t *runtime.Tensor) bool {
 	q, k, v, mask, sinks := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
-	if q == nil || k == nil || v == nil || t.Type != f32 || q.Type != f32 || !isFloatType(k.Type) ||
+	if q == nil || k == nil || v == nil || t.Type != f32 || q.Type != f32 || !faKeyTypes[k.Type] ||
+		(k.Type.IsQuantized() && (!k.IsContiguousRows() || k.Ne[0]%32 != 0)) ||
 		!isMatRowType(v.Type) || (v.Type.IsQuantized() && !v.IsContiguousRows()) {
 		return false
 	}
@@ -98,6 +106,6 @@ func (b *Backend) flashAttn(t *runtime.Tensor, dst uint64) error {
 	}
 	a := (&args{}).ptr(dst).shape(t).ptr(p[0]).shape(q).ptr(p[1]).shape(k).i32(int32(k.Type)).
 		ptr(p[2]).shape(v).i32(int32(v.Type)).ptr(p[3]).shape(ms).ptr(p[4]).f32(scale).f32(maxBias).f32(softcap)
-	shared := uint32(q.Ne[0]+2*faThreads) * 4
+	shared := uint32(q.Ne[0]+2*faThreads+q.Ne[0]/32) * 4
 	return b.launch(&kFlashAttn, dim3{clampGrid(q.Nrows(), maxGridX), 1, 1}, dim3{faThreads, 1, 1}, shared, a)
 }

@@ -46,8 +46,12 @@ func TestSupportsOpRefuses(t *testing.T) {
 		{"argsort_too_long", false, func(c *runtime.Context) *runtime.Tensor {
 			return c.Argsort(c.NewTensor(F32, argsortMaxCols+1), runtime.SortDesc)
 		}},
-		{"flash_attn_q8_0_k", false, func(c *runtime.Context) *runtime.Tensor {
+		{"flash_attn_q8_0_k", true, func(c *runtime.Context) *runtime.Tensor {
 			return c.FlashAttnExt(c.NewTensor(F32, 64, 3, 4), c.NewTensor(runtime.TypeQ8_0, 64, 9, 2),
+				c.NewTensor(F16, 64, 9, 2), nil, 0.125, 0, 0)
+		}},
+		{"flash_attn_iq4_nl_k", false, func(c *runtime.Context) *runtime.Tensor {
+			return c.FlashAttnExt(c.NewTensor(F32, 64, 3, 4), c.NewTensor(runtime.TypeIQ4_NL, 64, 9, 2),
 				c.NewTensor(F16, 64, 9, 2), nil, 0.125, 0, 0)
 		}},
 		{"flash_attn_dv_too_large", false, func(c *runtime.Context) *runtime.Tensor {

@@ -235,9 +235,11 @@ static __device__ __forceinline__ float alibi_slope(float max_bias, unsigned h, 
 
 // FLASH_ATTN_EXT: for each q row (token i1, head i2, sequence i3),
 // softmax(scale * q.K^T (softcapped) + slope * mask [+ sink]) . V, the
-// result at (:, i2, i1, i3) of dst (f32). q is f32, rounded to K's type
-// kt (f32, f16 or bf16) as ggml's CPU rounds it for its dot products; V
-// is any type load_elem reads (vt), dense rows. K and V heads are shared
+// result at (:, i2, i1, i3) of dst (f32). q is f32, rounded to K's
+// vec_dot type as ggml's CPU rounds it for its dot products: K's own type
+// for f32, f16 and bf16 K, q8_0 values for q4_0, q5_0 and q8_0 K (dense
+// rows), q8_1 for q4_1 and q5_1; V is any type load_elem reads (vt),
+// dense rows. K and V heads are shared
 // by q.ne2 / k.ne2 consecutive q heads. mask is f16 or null, sinks f32 or
 // null. scale is already divided by softcap when softcap != 0.
 //
@@ -245,7 +247,7 @@ static __device__ __forceinline__ float alibi_slope(float max_bias, unsigned h, 
 // keys in chunks of blockDim.x: each thread scores one key, then the
 // block updates a running maximum and sum, and each thread accumulates
 // up to 4 output elements (dv <= 4 * blockDim.x). Dynamic shared memory:
-// dk + 2 * blockDim.x floats.
+// dk + 2 * blockDim.x + dk / 32 floats.
 extern "C" __global__ void k_flash_attn_ext_f32(char *dst, shape4 d, const char *q, shape4 sq, const char *k,
                                                 shape4 sk, int kt, const char *v, shape4 sv, int vt,
                                                 const char *mask, shape4 sm, const char *sinks, float scale,
@@ -255,7 +257,10 @@ extern "C" __global__ void k_flash_attn_ext_f32(char *dst, shape4 d, const char 
     float *qs = smem;
     float *ps = smem + dk;
     float *scratch = ps + blockDim.x;
+    float *qsum = scratch + blockDim.x; // dk/32 block sums of q rounded to q8_1
     const int tid = threadIdx.x;
+    const bool kblocks = kt != T_F32 && kt != T_F16 && kt != T_BF16;
+    const bool kmin = kt == T_Q4_1 || kt == T_Q5_1;
     ROWS(sq) {
         i64 i1, i2, i3;
         const i64 oq = row_offset(sq, r, &i1, &i2, &i3);
@@ -269,6 +274,30 @@ extern "C" __global__ void k_flash_attn_ext_f32(char *dst, shape4 d, const char 
             qs[i] = x;
         }
         __syncthreads();
+        if (kblocks) {
+            // q rounded to q8_0 (q8_1 for q4_1/q5_1 K) per block of 32, as
+            // ggml's CPU quantizes it for its dot products with K's blocks
+            // (the x86 quantizer, as k_round_act_f32), and q8_1's block sum
+            // s = d*sum(q) rounded to f16.
+            for (i64 b = tid; b < dk / QK; b += blockDim.x) {
+                float *xb = qs + b * QK;
+                float amax = 0.0f;
+                for (int j = 0; j < QK; j++) {
+                    amax = fmaxf(amax, fabsf(xb[j]));
+                }
+                const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+                const float dq = amax / 127.0f;
+                const float stored = __half2float(__float2half_rn(dq));
+                int sum = 0;
+                for (int j = 0; j < QK; j++) {
+                    const float rq = rintf(xb[j] * id);
+                    sum += (int)rq;
+                    xb[j] = fminf(127.0f, fmaxf(-128.0f, rq)) * stored;
+                }
+                qsum[b] = __half2float(__float2half_rn(dq * (float)sum));
+            }
+            __syncthreads();
+        }
         const float slope = alibi_slope(max_bias, (unsigned)i2, (unsigned)sq.ne[2]);
         const i64 k2 = i2 / (sq.ne[2] / sk.ne[2]), k3 = i3 / (sq.ne[3] / sk.ne[3]);
         const i64 v2 = i2 / (sq.ne[2] / sv.ne[2]), v3 = i3 / (sq.ne[3] / sv.ne[3]);
@@ -286,8 +315,20 @@ extern "C" __global__ void k_flash_attn_ext_f32(char *dst, shape4 d, const char 
                 if (mv != -INFINITY) {
                     const char *krow = kbase + ic * sk.nb[1];
                     float dot = 0.0f;
-                    for (i64 i = 0; i < dk; i++) {
-                        dot += qs[i] * load_elem(krow, i, sk.nb[0], kt);
+                    if (kmin) {
+                        // q4_1/q5_1: the blocks' offsets m against q8_1's
+                        // sums, as ggml's vec_dot_q4_1_q8_1 adds them.
+                        for (i64 i = 0; i < dk; i++) {
+                            dot += qs[i] * load_quant(krow, i, kt, false);
+                        }
+                        const int kb = kt == T_Q4_1 ? Q4_1_BYTES : Q5_1_BYTES;
+                        for (i64 b = 0; b < dk / QK; b++) {
+                            dot += ld_f16((const unsigned char *)krow + b * kb + 2) * qsum[b];
+                        }
+                    } else {
+                        for (i64 i = 0; i < dk; i++) {
+                            dot += qs[i] * load_elem(krow, i, sk.nb[0], kt);
+                        }
                     }
                     s = dot * scale;
                     if (softcap != 0.0f) {
