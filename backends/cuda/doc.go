@@ -53,7 +53,8 @@
 //	DIAG_MASK_INF                        f32                                    k_diag_mask_f32
 //	SOFT_MAX (mask f32/f16, ALiBi,       f32                                    k_soft_max_f32
 //	sinks), SOFT_MAX_BACK
-//	ROPE ROPE_BACK (normal, neox,        f32                                    k_rope_f32
+//	ROPE ROPE_BACK (every mode: normal,  f32, f16                               k_rope
+//	neox, mrope, imrope, vision; offset,
 //	partial n_dims, YaRN, freq factors)
 //	FLASH_ATTN_EXT (GQA, f16 mask,       q f32; K float, q4_0 q4_1 q5_0 q5_1    k_flash_attn_ext_f32
 //	ALiBi, softcap, sinks)               or q8_0; V row types
@@ -63,9 +64,9 @@
 //	SILU_BACK                            f32                                    k_silu_back_f32
 //
 // Not claimed, among the ops a llama-family decoder or a whisper-style
-// encoder uses: ROPE's multi-section, vision and offset modes and f16
-// ROPE; norms on f16/bf16; CPY and SET_ROWS into
-// iq4_nl (the one KV-cache type llama.cpp offers that k_set_rows_quant
-// lacks) and the k-quants; UNARY XIELU. The ops of neither model family (convolutions beyond
-// IM2COL, pooling, SSM, RWKV, training ops, ...) are not claimed at all.
+// encoder uses: norms on f16/bf16; CPY, SET_ROWS and FLASH_ATTN_EXT's K
+// in iq4_nl (the one KV-cache type llama.cpp offers that the kernels
+// lack) and CPY/SET_ROWS into the k-quants; UNARY XIELU. The ops of
+// neither model family (convolutions beyond IM2COL, pooling, SSM, RWKV,
+// training ops, ...) are not claimed at all.
 package cuda

@@ -94,7 +94,7 @@ var (
 	kSoftMax     = kernel{"reduce", "k_soft_max_f32", []argKind{aP, aS, aP, aS, aP, aS, aI, aF, aF, aP}}
 	kSoftMaxBack = kernel{"reduce", "k_soft_max_back_f32", []argKind{aP, aS, aP, aS, aP, aS, aF}}
 	kRoundAct    = kernel{"matmul", "k_round_act_f32", []argKind{aP, aS, aP, aS, aI, aP}}
-	kRope        = kernel{"rope", "k_rope_f32", []argKind{aP, aS, aP, aS, aP, aP, aI, aI, aF, aF, aF, aF, aF, aF, aI}}
+	kRope        = kernel{"rope", "k_rope", []argKind{aP, aS, aI, aP, aS, aI, aP, aP, aI, aI, aI, aI, aI, aI, aI, aF, aF, aF, aF, aF, aF, aI}}
 )
 
 // allKernels lists every descriptor, for loading and for the PTX check.

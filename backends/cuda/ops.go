@@ -194,20 +194,15 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		}
 		return t.Op != runtime.OpSoftMaxBack || t.OpParamF32(1) == 0
 	case runtime.OpRope, runtime.OpRopeBack:
-		if !allF32(t, s0) || s0.Ne != t.Ne || s1 == nil || s1.Type != runtime.TypeI32 || s1.Ne[0] < t.Ne[2] || s1.Nb[0] != 4 {
+		// f32 or f16, every mode of ggml 0.27.0 (k_rope).
+		if s0 == nil || s1 == nil || (t.Type != f32 && t.Type != f16) || s0.Type != t.Type || s0.Ne != t.Ne ||
+			s1.Type != runtime.TypeI32 || s1.Nb[0] != 4 {
 			return false
 		}
-		nDims, mode := t.OpParamI32(1), t.OpParamI32(2)
-		if (mode != runtime.RopeNormal && mode != runtime.RopeNeoX) || t.OpParamI32(15) != 0 {
-			return false // multi-section modes and ggml_rope_set_offset's offset are not in the kernel
-		}
-		if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
+		if ff := t.Src[2]; ff != nil && !ff.IsContiguous() {
 			return false
 		}
-		if ff := t.Src[2]; ff != nil && (ff.Type != f32 || ff.Ne[0] < int64(nDims/2) || !ff.IsContiguous()) {
-			return false
-		}
-		return true
+		return cpukernels.RopeShapeOK(t) == ""
 	}
 	return false
 }
@@ -662,8 +657,12 @@ func (b *Backend) rope(t *runtime.Tensor, dst, px, ppos, pff uint64) error {
 	if t.Op == runtime.OpRopeBack {
 		back = 1
 	}
-	a := (&args{}).ptr(dst).shape(t).ptr(px).shape(s0).ptr(ppos).ptr(pff).i32(nDims).i32(mode).
-		f32(thetaScale).f32(freqScale).f32(extFactor).f32(attnFactor).f32(lo).f32(hi).i32(back)
+	a := (&args{}).ptr(dst).shape(t).i32(int32(t.Type)).ptr(px).shape(s0).i32(int32(s0.Type)).ptr(ppos).ptr(pff).
+		i32(nDims).i32(mode).i32(t.OpParamI32(15))
+	for i := 11; i < 15; i++ {
+		a.i32(t.OpParamI32(i)) // sections
+	}
+	a.f32(thetaScale).f32(freqScale).f32(extFactor).f32(attnFactor).f32(lo).f32(hi).i32(back)
 	g, bl := rowsGrid(t.Ne[0]/2, t.Nrows())
 	return b.launch(&kRope, g, bl, 0, a)
 }

@@ -62,8 +62,12 @@ func TestSupportsOpRefuses(t *testing.T) {
 			return c.FlashAttnExt(c.NewTensor(F32, 64, 3, 4), c.NewTensor(F16, 64, 9, 2),
 				c.NewTensor(runtime.TypeQ4_0, 64, 9, 2), nil, 0.125, 0, 0)
 		}},
-		{"rope_mrope", false, func(c *runtime.Context) *runtime.Tensor {
+		{"rope_mrope", true, func(c *runtime.Context) *runtime.Tensor {
 			return c.RopeMulti(c.NewTensor(F32, 32, 3, 5), c.NewTensor(runtime.TypeI32, 20), nil, 32,
+				[runtime.MropeSections]int32{8, 4, 4, 0}, runtime.RopeMrope, runtime.DefaultRopeParams())
+		}},
+		{"rope_mrope_bf16", false, func(c *runtime.Context) *runtime.Tensor {
+			return c.RopeMulti(c.NewTensor(runtime.TypeBF16, 32, 3, 5), c.NewTensor(runtime.TypeI32, 20), nil, 32,
 				[runtime.MropeSections]int32{8, 4, 4, 0}, runtime.RopeMrope, runtime.DefaultRopeParams())
 		}},
 		{"mul_mat_id_q4_K", true, func(c *runtime.Context) *runtime.Tensor {

@@ -86,7 +86,7 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_mul_mat_vec_q5_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
     X(k_mul_mat_q6_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
     X(k_mul_mat_vec_q6_k, (char *, shape4, const char *, shape4, const char *, shape4, const char *)) \
-    X(k_rope_f32, (char *, shape4, const char *, shape4, const char *, const char *, int, int, float, float, float, float, float, float, int))
+    X(k_rope, (char *, shape4, int, const char *, shape4, int, const char *, const char *, int, int, int, int, int, int, int, float, float, float, float, float, float, int)) \
 
 #define DECLARE(name, params) extern "C" void name params;
 KERNELS(DECLARE)
