@@ -134,7 +134,7 @@ func TestLaunchGeometry(t *testing.T) {
 // emulated device passes the CPU reference's YaRN range (kernel arguments
 // lo and hi).
 func TestRopeCorrDimsMatchesReference(t *testing.T) {
-	// Byte offsets of k_rope_f32's arguments 12 (lo) and 13 (hi).
+	// Byte offsets of k_rope's arguments 19 (lo) and 20 (hi).
 	var layout args
 	offs := make([]int, len(kRope.args))
 	for i, k := range kRope.args {
@@ -170,11 +170,11 @@ func TestRopeCorrDimsMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = buf.Free()
-		if len(last) < offs[13]+4 {
+		if len(last) < offs[20]+4 {
 			t.Fatalf("%+v: no rope launch seen (%d argument bytes)", c, len(last))
 		}
-		lo := math.Float32frombits(binary.LittleEndian.Uint32(last[offs[12]:]))
-		hi := math.Float32frombits(binary.LittleEndian.Uint32(last[offs[13]:]))
+		lo := math.Float32frombits(binary.LittleEndian.Uint32(last[offs[19]:]))
+		hi := math.Float32frombits(binary.LittleEndian.Uint32(last[offs[20]:]))
 		wlo, whi := cpukernels.RopeCorrDims(c.nDims, c.nCtx, c.base, 32, 1)
 		if lo != wlo || hi != whi {
 			t.Errorf("%+v: got %v %v, want %v %v", c, lo, hi, wlo, whi)
