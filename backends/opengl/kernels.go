@@ -56,6 +56,7 @@ const (
 	opParamBase = 40
 	extraBase   = 56
 	numSlots    = 4
+	numBinds    = 4 // further sources at bindings numSlots+1.. (launch.binds)
 )
 
 // grid says how a kernel's work groups cover the result.
@@ -94,10 +95,8 @@ type launch struct {
 	defines  []string        // further compile-time parameters
 	tn       uint64          // mul_mat: result columns per invocation
 	count    uint64          // gridCount: the number of work groups
-	bind5    *runtime.Tensor // a fourth source, bound at binding 5 (flash_attn's mask)
-	bind5Off int             // the extra word that holds bind5's byte offset
-	bind6    *runtime.Tensor // a fifth source, bound at binding 6 (flash_attn's sinks)
-	bind6Off int             // the extra word that holds bind6's byte offset
+	binds    [numBinds]*runtime.Tensor // further sources, bound at bindings 5.. (flash_attn's mask and sinks)
+	bindOff  [numBinds]int             // the extra word that holds each one's byte offset
 }
 
 // mulMatTM is the number of result rows a mul_mat invocation computes.
@@ -210,7 +209,7 @@ func plan(t *runtime.Tensor) (*launch, error) {
 	if why != "" {
 		return nil, fmt.Errorf("opengl: tensor %s: %s: %w", t, why, runtime.ErrUnsupported)
 	}
-	for _, s := range append([]*runtime.Tensor{t}, l.srcs[:]...) {
+	for _, s := range append(append([]*runtime.Tensor{t}, l.srcs[:]...), l.binds[:]...) {
 		if s == nil {
 			continue
 		}

@@ -437,7 +437,7 @@ func planOptStep(t *runtime.Tensor) (*launch, string, bool) {
 		l.srcs, l.extra[0] = [3]*runtime.Tensor{w, t.Src[1], pr}, miscOptSgd
 		return l, "", true
 	}
-	l.bind5, l.bind5Off = pr, 1
+	l.binds[0], l.bindOff[0] = pr, 1
 	l.srcs, l.extra[0], l.extra[1] = [3]*runtime.Tensor{t.Src[1], t.Src[2], t.Src[3]}, miscOptAdamw, uint32(pr.Offset)
 	return l, "", true
 }
