@@ -85,18 +85,18 @@ const (
 // launch is a node prepared for dispatch: kernel, grid, source slots and
 // parameters (descriptors are filled in when buffers are known).
 type launch struct {
-	kernel   string
-	grid     grid
-	local    uint64
-	srcs     [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
-	extra    [8]uint32
-	status   bool            // kernel may raise the status word
-	dense    bool            // compile with DENSE: all f32, contiguous, flat indexing
-	defines  []string        // further compile-time parameters
-	tn       uint64          // mul_mat: result columns per invocation
-	count    uint64          // gridCount: the number of work groups
-	binds    [numBinds]*runtime.Tensor // further sources, bound at bindings 5.. (flash_attn's mask and sinks)
-	bindOff  [numBinds]int             // the extra word that holds each one's byte offset
+	kernel  string
+	grid    grid
+	local   uint64
+	srcs    [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
+	extra   [8]uint32
+	status  bool                      // kernel may raise the status word
+	dense   bool                      // compile with DENSE: all f32, contiguous, flat indexing
+	defines []string                  // further compile-time parameters
+	tn      uint64                    // mul_mat: result columns per invocation
+	count   uint64                    // gridCount: the number of work groups
+	binds   [numBinds]*runtime.Tensor // further sources, bound at bindings 5.. (flash_attn's mask and sinks)
+	bindOff [numBinds]int             // the extra word that holds each one's byte offset
 }
 
 // mulMatTM is the number of result rows a mul_mat invocation computes.
