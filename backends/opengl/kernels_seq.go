@@ -28,53 +28,69 @@ const seqMaxState = 256
 const seqMaxIters = 60000
 
 // seqIters is the loop iterations of the busiest seq.comp invocation for
-// node t (an upper bound), from the kernel's loops.
+// node t (an upper bound), from the kernel's loops. A loop of n
+// iterations counts n+2, and a loop inside a branch not taken counts 2
+// all the same: llvmpipe runs invocations in SIMD batches under execution
+// masks, and its guard counts the passes through every loop's end.
+// TestOpsSeqLoopGuard found both the bound n+1 and skipping untaken
+// branches short.
 func seqIters(t *runtime.Tensor) int64 {
 	s := t.Src
-	by8 := func(n int64) int64 { return n/8 + n%8 }
+	L := func(n int64) int64 { return n + 2 }
+	walk := func(n int64) int64 { // a loop by 8 and its tail
+		return L(n/8) + L(n%8)
+	}
 	switch t.Op {
 	case runtime.OpSsmScan:
 		nc, nt := s[0].Ne[0], s[1].Ne[2]
-		return nc + nt*(by8(nc)+1) + min(int64(t.OpParamI32(0)), nt)*nc
+		return L(nc) + nt*(walk(nc)+L(0)+1) + min(int64(t.OpParamI32(0)), nt)*L(nc)
 	case runtime.OpRwkvWkv6, runtime.OpGatedLinearAttn, runtime.OpRwkvWkv7:
 		S, T := s[0].Ne[0], s[0].Ne[2]
-		per := int64(1)
-		if t.Op == runtime.OpRwkvWkv7 {
-			per = 2
-		}
+		walks := int64(1)
 		st := s[5]
 		switch t.Op {
 		case runtime.OpGatedLinearAttn:
 			st = s[4]
 		case runtime.OpRwkvWkv7:
-			st = s[6]
+			st, walks = s[6], 2
 		}
-		return 2*S + T/st.Ne[1]*(per*S+1)
+		return 2*L(S) + T/st.Ne[1]*(walks*L(S)+1)
 	case runtime.OpGatedDeltaNet:
 		S, T := s[2].Ne[0], s[2].Ne[2]
-		by32 := S/32 + S%32
-		return S + T*(4*by32+1) + (min(int64(t.OpParamI32(0)), T)+1)*by32
+		w := L(S/32) + L(S%32/8) + L(S%8)
+		store := L(S/32) + L(S%32)
+		return L(S) + T*(2*w+2*L(0)+1) + (min(int64(t.OpParamI32(0)), T)+1)*store
 	case runtime.OpSolveTri:
 		n := s[0].Ne[0]
-		return n*(n-1)/2 + n
+		return n*(n-1)/2 + 3*n + 2
 	case runtime.OpLightningIndexer:
 		D, nh := s[0].Ne[0], s[0].Ne[1]
-		return D + nh*(by8(D)+1)
+		return L(D) + L(nh) + nh*walk(D)
 	case runtime.OpDsv4HcComb:
 		hc := t.Ne[0]
-		return hc*(3*hc+1) + int64(2*t.OpParamI32(1))*hc*(2*hc+1) + hc*(hc+1)
+		norm := L(hc) * (2*L(hc) + 1)
+		return L(hc)*(3*L(hc)+1) + int64(2*t.OpParamI32(1))*norm + L(hc)*(L(hc)+1)
 	case runtime.OpDsv4HcPre:
-		return s[0].Ne[1]
+		return L(s[0].Ne[1])
 	case runtime.OpDsv4HcPost:
-		return s[1].Ne[1]
+		return L(s[1].Ne[1])
 	}
 	return 0
 }
 
+// cpuWhy is why the CPU reference kernels refuse node t's types or
+// shapes, or "": the GL kernels that port one of them take its rules.
+func cpuWhy(t *runtime.Tensor) string {
+	if err := cpukernels.Supports(t); err != nil {
+		return strings.TrimPrefix(err.Error(), fmt.Sprintf("tensor %s: ", t))
+	}
+	return ""
+}
+
 // planSeq maps the ops of seq.comp.
 func planSeq(t *runtime.Tensor) (*launch, string) {
-	if err := cpukernels.Supports(t); err != nil {
-		return nil, strings.TrimPrefix(err.Error(), fmt.Sprintf("tensor %s: ", t))
+	if why := cpuWhy(t); why != "" {
+		return nil, why
 	}
 	s := t.Src
 	if n := seqIters(t); n > seqMaxIters {

@@ -131,5 +131,15 @@ func TestOpsSeq(t *testing.T) {
 			}},
 		)
 	}
+	for _, kt := range []runtime.Type{f32, runtime.TypeF16} {
+		cases = append(cases,
+			opCase{name: fmt.Sprintf("conv_3d_%s", kt), build: func(c *runtime.Context) *runtime.Tensor {
+				return c.Conv3DDirect(in(c, kt, "a", 3, 2, 3, 3*4), in(c, f32, "b", 9, 7, 6, 3*2), 1, 2, 1, 1, 0, 1, 1, 1, 2, 3, 2, 4)
+			}, tol: 1e-6},
+			opCase{name: fmt.Sprintf("conv_3d_%s_strided", kt), build: func(c *runtime.Context) *runtime.Tensor {
+				return c.Conv3DDirect(in(c, kt, "a", 2, 3, 2, 2*3), in(c, f32, "b", 8, 9, 5, 2*1), 2, 1, 2, 0, 1, 0, 2, 1, 1, 2, 1, 3)
+			}, tol: 1e-6},
+		)
+	}
 	checkCases(t, b, cases)
 }

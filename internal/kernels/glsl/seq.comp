@@ -149,36 +149,25 @@ void main() {
 // GATED_DELTA_NET: slots q, k, v; X[0..2] g, beta, state; ex(4) 1 for a
 // g per column (KDA), ex(5) v's sequences per q's, ex(6) the 1/√S scale's
 // bits. One invocation per state row j (M[j][i] = S[i][j]) of a (head,
-// sequence); dot products with ggml's eight partial sums (seqDot).
+// sequence). Per token two fused walks of the row: decay and M[j]·k, then
+// the update and M[j]·q, each dot with ggml's eight partial sums over
+// whole groups of 8 and the rest added after them (seqDot).
 float M[MAXN];
-float dot8(uint S, uint o, uint s) {
-	float p[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-#define LD(j) lf(s, o + (j) * 4u)
-	uint i = 0u;
-	for (; i + 32u <= S; i += 32u) {
-		p[0] += M[i] * LD(i); p[1] += M[i + 1u] * LD(i + 1u); p[2] += M[i + 2u] * LD(i + 2u); p[3] += M[i + 3u] * LD(i + 3u);
-		p[4] += M[i + 4u] * LD(i + 4u); p[5] += M[i + 5u] * LD(i + 5u); p[6] += M[i + 6u] * LD(i + 6u); p[7] += M[i + 7u] * LD(i + 7u);
-		p[0] += M[i + 8u] * LD(i + 8u); p[1] += M[i + 9u] * LD(i + 9u); p[2] += M[i + 10u] * LD(i + 10u); p[3] += M[i + 11u] * LD(i + 11u);
-		p[4] += M[i + 12u] * LD(i + 12u); p[5] += M[i + 13u] * LD(i + 13u); p[6] += M[i + 14u] * LD(i + 14u); p[7] += M[i + 15u] * LD(i + 15u);
-		p[0] += M[i + 16u] * LD(i + 16u); p[1] += M[i + 17u] * LD(i + 17u); p[2] += M[i + 18u] * LD(i + 18u); p[3] += M[i + 19u] * LD(i + 19u);
-		p[4] += M[i + 20u] * LD(i + 20u); p[5] += M[i + 21u] * LD(i + 21u); p[6] += M[i + 22u] * LD(i + 22u); p[7] += M[i + 23u] * LD(i + 23u);
-		p[0] += M[i + 24u] * LD(i + 24u); p[1] += M[i + 25u] * LD(i + 25u); p[2] += M[i + 26u] * LD(i + 26u); p[3] += M[i + 27u] * LD(i + 27u);
-		p[4] += M[i + 28u] * LD(i + 28u); p[5] += M[i + 29u] * LD(i + 29u); p[6] += M[i + 30u] * LD(i + 30u); p[7] += M[i + 31u] * LD(i + 31u);
-	}
-	for (; i + 8u <= S; i += 8u) {
-		p[0] += M[i] * LD(i); p[1] += M[i + 1u] * LD(i + 1u); p[2] += M[i + 2u] * LD(i + 2u); p[3] += M[i + 3u] * LD(i + 3u);
-		p[4] += M[i + 4u] * LD(i + 4u); p[5] += M[i + 5u] * LD(i + 5u); p[6] += M[i + 6u] * LD(i + 6u); p[7] += M[i + 7u] * LD(i + 7u);
-	}
-	float sum = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
-	for (; i < S; i++) sum += M[i] * LD(i);
-#undef LD
-	return sum;
-}
-#define GDN_DECAY(j) M[j] *= exp(XF(0, go + (j) * 4u));
-#define GDN_SCALE(j) M[j] *= e;
-#define GDN_UPD(j) M[j] += lf(2u, ko + (j) * 4u) * d;
+float p[8];
+#define G8(F, i) F(i, 0) F((i) + 1u, 1) F((i) + 2u, 2) F((i) + 3u, 3) F((i) + 4u, 4) F((i) + 5u, 5) F((i) + 6u, 6) F((i) + 7u, 7)
+#define G32(F, i) G8(F, i) G8(F, (i) + 8u) G8(F, (i) + 16u) G8(F, (i) + 24u)
+#define GDN_DECAY(j) M[j] *= kda ? exp(XF(0, go + (j) * 4u)) : e;
+#define GDN_A(j, k) { GDN_DECAY(j) p[k] += M[j] * lf(2u, ko + (j) * 4u); }
+#define GDN_B(j, k) { M[j] += lf(2u, ko + (j) * 4u) * d; p[k] += M[j] * lf(1u, qo + (j) * 4u); }
 #define GDN_ST(j) stf(so + (j) * 4u, M[j]);
-#define GDN_LOOP(F) { uint i = 0u; for (; i + 32u <= S; i += 32u) { R32(F, i) } for (; i < S; i++) { F(i) } }
+#define GDN_WALK(F, TAIL) \
+	p = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0); \
+	uint i = 0u; \
+	for (; i + 32u <= S; i += 32u) { G32(F, i) } \
+	if (S % 32u != 0u) { for (; i + 8u <= S; i += 8u) { G8(F, i) } } \
+	float sum = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7])); \
+	if (S % 8u != 0u) { for (; i < S; i++) { TAIL } }
+#define GDN_STORE { uint i = 0u; for (; i + 32u <= S; i += 32u) { R32(GDN_ST, i) } if (S % 32u != 0u) { for (; i < S; i++) { GDN_ST(i) } } }
 void main() {
 	uint S = ne(3u, 0u), H = ne(3u, 1u), T = ne(3u, 2u), N = ne(3u, 3u);
 	uint u = gid();
@@ -199,24 +188,25 @@ void main() {
 		uint tok = (sq * T + tt) * H + h;
 		uint go = ex(0u) + tok * gn * 4u;
 		float b = XF(1, ex(1u) + tok * 4u);
-		if (kda) {
-			GDN_LOOP(GDN_DECAY)
-		} else {
-			float e = exp(XF(0, go));
-			GDN_LOOP(GDN_SCALE)
+		float e = kda ? 1.0 : exp(XF(0, go));
+		float d;
+		{
+			GDN_WALK(GDN_A, GDN_DECAY(i) sum += M[i] * lf(2u, ko + i * 4u);)
+			d = (vj - sum) * b;
 		}
-		float d = (vj - dot8(S, ko, 2u)) * b;
-		GDN_LOOP(GDN_UPD)
-		stf(toff(0u) + (tok * S + j) * 4u, dot8(S, qo, 1u) * scale);
+		{
+			GDN_WALK(GDN_B, M[i] += lf(2u, ko + i * 4u) * d; sum += M[i] * lf(1u, qo + i * 4u);)
+			stf(toff(0u) + (tok * S + j) * 4u, sum * scale);
+		}
 		uint slot = T - 1u - tt;
 		if (slot < K) {
 			uint so = toff(0u) + attn + slot * snap + row;
-			GDN_LOOP(GDN_ST)
+			GDN_STORE
 		}
 	}
 	if (T == 0u) {
 		uint so = toff(0u) + attn + row;
-		GDN_LOOP(GDN_ST)
+		GDN_STORE
 	}
 }
 #endif
