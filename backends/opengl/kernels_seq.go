@@ -183,7 +183,8 @@ func planSeq(t *runtime.Tensor) (*launch, string) {
 		if !stridesOK(m) || m.Nelements() > maxElements {
 			return nil, "mask strides not aligned to its elements"
 		}
-		l := &launch{kernel: "seq", grid: gridElements, local: 64, defines: []string{"LI"}, srcs: [3]*runtime.Tensor{s[0], k, s[2]}}
+		l := &launch{kernel: "seq", grid: gridCount, local: 64, defines: []string{"LI"}, srcs: [3]*runtime.Tensor{s[0], k, s[2]},
+			count: uint64((k.Ne[2] + 63) / 64 * t.Ne[1] * t.Ne[3])}
 		l.binds[0] = m
 		l.extra = [8]uint32{uint32(m.Offset), uint32(m.Nb[1]), uint32(m.Nb[3]), uint32(m.Ne[3])}
 		return l, ""

@@ -236,10 +236,14 @@ void main() {
 #ifdef LI
 // LIGHTNING_INDEXER: slots q, k (ldrow's types or iq4_nl), weights; the
 // f16 mask at X[0] with row stride ex(1), sequence stride ex(2) and ex(3)
-// sequences. One invocation per result element (key ik, token tt,
-// sequence s): Σ_h max(q_h·k, 0)·w[h] + mask, each dot with eight partial
-// sums.
+// sequences. A work group takes 64 keys of one (token tt, sequence s),
+// an invocation one key ik: Σ_h max(q_h·k, 0)·w[h] + mask, each dot with
+// eight partial sums. q's and w's addresses are then the same across the
+// group (derived from the group id), which llvmpipe turns into one load
+// for all its lanes, where a gather per lane (or shared memory) costs
+// about as much again as the products.
 #define T_IQ4_NL 20u
+#define MAXD 512u
 const float iq4nl[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
 float kld(uint r, uint i) {
 	if (ty(2u) == T_IQ4_NL) {
@@ -250,34 +254,38 @@ float kld(uint r, uint i) {
 	}
 	return ldrow(2u, r, i);
 }
-#define MAXD 512u
 void main() {
-	uint i = gid();
-	if (i >= nel(0u)) return;
 	uint nkv = ne(0u, 0u), ntok = ne(0u, 1u);
-	uint ik = i % nkv, tt = (i / nkv) % ntok, s = i / (nkv * ntok);
+	uint nkb = (nkv + LOCAL - 1u) / LOCAL;
+	uint g = wid();
+	uint kb = g % nkb, tt = (g / nkb) % ntok, s = g / (nkb * ntok);
+	uint ik = kb * LOCAL + gl_LocalInvocationID.x;
+	if (s >= ne(0u, 3u) || ik >= nkv) return;
 	uint D = ne(1u, 0u), nh = ne(1u, 1u);
 	float kr[MAXD];
 	uint ko = toff(2u) + ik * nb(2u, 1u) + s * nb(2u, 3u);
 	for (uint e = 0u; e < D; e++) kr[e] = kld(ko, e);
 	float score = 0.0;
+	uint qb = toff(1u) + tt * nb(1u, 2u) + s * nb(1u, 3u);
+	uint wb = toff(3u) + tt * nb(3u, 1u) + s * nb(3u, 3u);
 	for (uint h = 0u; h < nh; h++) {
-		uint qo = toff(1u) + h * nb(1u, 1u) + tt * nb(1u, 2u) + s * nb(1u, 3u);
+		uint qo = qb + h * nb(1u, 1u);
 		float p[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 		uint e = 0u;
 		for (; e + 8u <= D; e += 8u) {
-			p[0] += lf(1u, qo + e * 4u) * kr[e];
-			p[1] += lf(1u, qo + e * 4u + 4u) * kr[e + 1u];
-			p[2] += lf(1u, qo + e * 4u + 8u) * kr[e + 2u];
-			p[3] += lf(1u, qo + e * 4u + 12u) * kr[e + 3u];
-			p[4] += lf(1u, qo + e * 4u + 16u) * kr[e + 4u];
-			p[5] += lf(1u, qo + e * 4u + 20u) * kr[e + 5u];
-			p[6] += lf(1u, qo + e * 4u + 24u) * kr[e + 6u];
-			p[7] += lf(1u, qo + e * 4u + 28u) * kr[e + 7u];
+			uint o = qo + e * 4u;
+			p[0] += lf(1u, o) * kr[e];
+			p[1] += lf(1u, o + 4u) * kr[e + 1u];
+			p[2] += lf(1u, o + 8u) * kr[e + 2u];
+			p[3] += lf(1u, o + 12u) * kr[e + 3u];
+			p[4] += lf(1u, o + 16u) * kr[e + 4u];
+			p[5] += lf(1u, o + 20u) * kr[e + 5u];
+			p[6] += lf(1u, o + 24u) * kr[e + 6u];
+			p[7] += lf(1u, o + 28u) * kr[e + 7u];
 		}
 		float dot = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
 		for (; e < D; e++) dot += lf(1u, qo + e * 4u) * kr[e];
-		score += max(dot, 0.0) * lf(3u, toff(3u) + h * 4u + tt * nb(3u, 1u) + s * nb(3u, 3u));
+		score += max(dot, 0.0) * lf(3u, wb + h * 4u);
 	}
 	uint mo = ex(0u) + ik * 2u + tt * ex(1u) + (s % ex(3u)) * ex(2u);
 	float m = h2f((X[0].w[mo >> 2] >> ((mo & 2u) * 8u)) & 0xffffu);
