@@ -17,8 +17,9 @@ import (
 // sources where it addresses them by flat index, state rows within its
 // private arrays, and loops within llvmpipe's guard.
 
-// seqMaxState is the longest state row (d_state, head size, key length
-// of LIGHTNING_INDEXER: 512) an invocation of seq.comp keeps (MAXN).
+// seqMaxState is the longest state row (d_state, head size) an
+// invocation of seq.comp keeps (MAXN); LIGHTNING_INDEXER's key rows may
+// be 512 long (MAXD).
 const seqMaxState = 256
 
 // seqMaxIters bounds the loop iterations of one seq.comp invocation:
