@@ -29,7 +29,16 @@ func (b *Backend) plan(t *runtime.Tensor) (*launch, error) {
 	if err != nil || l == nil {
 		return l, err
 	}
-	for _, s := range append([]*runtime.Tensor{t, l.bind5, l.bind6}, l.srcs[:]...) {
+	blocks := numSlots + 1
+	for i, s := range l.binds {
+		if s != nil {
+			blocks = numSlots + 2 + i
+		}
+	}
+	if blocks > b.dev.info.MaxComputeSSBOs {
+		return nil, fmt.Errorf("opengl: tensor %s: its kernel needs %d shader storage blocks, the device has %d: %w", t, blocks, b.dev.info.MaxComputeSSBOs, runtime.ErrUnsupported)
+	}
+	for _, s := range append(append([]*runtime.Tensor{t}, l.binds[:]...), l.srcs[:]...) {
 		if s != nil && s.NBytes()+b.bt.align+4 > b.bt.block {
 			return nil, fmt.Errorf("opengl: tensor %s spans %d bytes, more than one %d-byte shader storage block: %w", s, s.NBytes(), b.bt.block, runtime.ErrUnsupported)
 		}
@@ -69,8 +78,7 @@ type step struct {
 	defines []string
 	params  [numParams]uint32
 	bufs    [numSlots]binding
-	bind5   binding // binding 5 (launch.bind5); id 0 if none
-	bind6   binding // binding 6 (launch.bind6); id 0 if none
+	binds   [numBinds]binding // bindings 5.. (launch.binds); id 0 if none
 	groups  uint64
 	status  bool
 }
@@ -129,7 +137,7 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 		st := step{node: n, params: l.params(n), groups: l.groups(n), status: l.status}
 		st.kernel, st.defines = l.variant()
 		// bind places tensor x at slot i (its descriptor's offset word,
-		// or, for bindings 5 and 6, extra word l.bind5Off or l.bind6Off).
+		// or, for bindings 5.., extra word l.bindOff[i-numSlots]).
 		bind := func(x *runtime.Tensor, i int) (binding, error) {
 			gb, err := b.glBuffer(x)
 			if err != nil {
@@ -139,12 +147,9 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 			if err != nil {
 				return binding{}, err
 			}
-			switch i {
-			case numSlots:
-				st.params[extraBase+l.bind5Off] -= uint32(base)
-			case numSlots + 1:
-				st.params[extraBase+l.bind6Off] -= uint32(base)
-			default:
+			if i >= numSlots {
+				st.params[extraBase+l.bindOff[i-numSlots]] -= uint32(base)
+			} else {
 				st.params[i*slotWords+1] -= uint32(base)
 			}
 			return bd, nil
@@ -164,13 +169,11 @@ func (b *Backend) prepare(g *runtime.Graph) ([]step, error) {
 				return nil, fmt.Errorf("node %s: source: %w", n, err)
 			}
 		}
-		if l.bind5 != nil {
-			if st.bind5, err = bind(l.bind5, numSlots); err != nil {
-				return nil, fmt.Errorf("node %s: source: %w", n, err)
+		for i, s := range l.binds {
+			if s == nil {
+				continue
 			}
-		}
-		if l.bind6 != nil {
-			if st.bind6, err = bind(l.bind6, numSlots+1); err != nil {
+			if st.binds[i], err = bind(s, numSlots+i); err != nil {
 				return nil, fmt.Errorf("node %s: source: %w", n, err)
 			}
 		}
@@ -221,7 +224,7 @@ func (b *Backend) Compute(g *runtime.Graph) error {
 				bd.bind(uint32(k))
 			}
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, numSlots, d.status)
-			for k, bd := range [2]binding{st.bind5, st.bind6} {
+			for k, bd := range st.binds {
 				if bd.id == 0 {
 					bd = st.bufs[0]
 				}

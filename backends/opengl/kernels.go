@@ -57,6 +57,7 @@ const (
 	opParamBase = 40
 	extraBase   = 56
 	numSlots    = 4
+	numBinds    = 4 // further sources at bindings numSlots+1.. (launch.binds)
 )
 
 // grid says how a kernel's work groups cover the result.
@@ -85,20 +86,18 @@ const (
 // launch is a node prepared for dispatch: kernel, grid, source slots and
 // parameters (descriptors are filled in when buffers are known).
 type launch struct {
-	kernel   string
-	grid     grid
-	local    uint64
-	srcs     [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
-	extra    [8]uint32
-	status   bool            // kernel may raise the status word
-	dense    bool            // compile with DENSE: all f32, contiguous, flat indexing
-	defines  []string        // further compile-time parameters
-	tn       uint64          // mul_mat: result columns per invocation
-	count    uint64          // gridCount: the number of work groups
-	bind5    *runtime.Tensor // a fourth source, bound at binding 5 (flash_attn's mask)
-	bind5Off int             // the extra word that holds bind5's byte offset
-	bind6    *runtime.Tensor // a fifth source, bound at binding 6 (flash_attn's sinks)
-	bind6Off int             // the extra word that holds bind6's byte offset
+	kernel  string
+	grid    grid
+	local   uint64
+	srcs    [numSlots - 1]*runtime.Tensor // tensors of slots 1..3
+	extra   [8]uint32
+	status  bool                      // kernel may raise the status word
+	dense   bool                      // compile with DENSE: all f32, contiguous, flat indexing
+	defines []string                  // further compile-time parameters
+	tn      uint64                    // mul_mat: result columns per invocation
+	count   uint64                    // gridCount: the number of work groups
+	binds   [numBinds]*runtime.Tensor // further sources, bound at bindings 5.. (flash_attn's mask and sinks)
+	bindOff [numBinds]int             // the extra word that holds each one's byte offset
 }
 
 // mulMatTM is the number of result rows a mul_mat invocation computes.
@@ -211,7 +210,7 @@ func plan(t *runtime.Tensor) (*launch, error) {
 	if why != "" {
 		return nil, fmt.Errorf("opengl: tensor %s: %s: %w", t, why, runtime.ErrUnsupported)
 	}
-	for _, s := range append([]*runtime.Tensor{t}, l.srcs[:]...) {
+	for _, s := range append(append([]*runtime.Tensor{t}, l.srcs[:]...), l.binds[:]...) {
 		if s == nil {
 			continue
 		}

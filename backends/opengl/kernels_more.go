@@ -321,6 +321,9 @@ func planMisc(t *runtime.Tensor) (*launch, string) {
 		return l, ""
 	case runtime.OpFlashAttnExt:
 		return planFlashAttn(t)
+	case runtime.OpSsmScan, runtime.OpRwkvWkv6, runtime.OpRwkvWkv7, runtime.OpGatedLinearAttn, runtime.OpGatedDeltaNet,
+		runtime.OpSolveTri, runtime.OpLightningIndexer, runtime.OpDsv4HcComb, runtime.OpDsv4HcPre, runtime.OpDsv4HcPost:
+		return planSeq(t)
 	case runtime.OpCumsum:
 		if why := need(t, 1); why != "" {
 			return nil, why
@@ -525,14 +528,14 @@ func planFlashAttn(t *runtime.Tensor) (*launch, string) {
 			q.Ne[2]%m.Ne[2] != 0 || q.Ne[3]%m.Ne[3] != 0 || !stridesOK(m) || m.Nelements() > maxElements {
 			return nil, "mask must be dense f16 rows with n_kv columns, q.ne1 rows and broadcastable heads"
 		}
-		l.bind5 = m
+		l.binds[0] = m
 		l.extra = [8]uint32{uint32(m.Offset), uint32(m.Nb[1]), uint32(m.Nb[2]), uint32(m.Nb[3]), uint32(m.Ne[2]), uint32(m.Ne[3]), 1}
 	}
 	if sinks != nil {
 		if sinks.Type != runtime.TypeF32 || !sinks.IsContiguous() || sinks.Nelements() != q.Ne[2] {
 			return nil, "sinks must be contiguous f32, one per head"
 		}
-		l.bind6, l.bind6Off = sinks, 7
+		l.binds[1], l.bindOff[1] = sinks, 7
 		l.extra[6] |= 2
 		l.extra[7] = uint32(sinks.Offset)
 	}

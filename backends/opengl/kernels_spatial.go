@@ -9,7 +9,7 @@ import (
 // This file maps MUL_MAT_ID, the whole-tensor reductions (SUM,
 // COUNT_EQUAL), DIAG, DIAG_MASK_ZERO and the gathering ops of spatial.comp
 // (UPSCALE, POOL_1D/2D, CONV_TRANSPOSE_1D, SSM_CONV, TIMESTEP_EMBEDDING,
-// OUT_PROD, GET_ROWS_BACK, CONV_2D(_DW), CONV_TRANSPOSE_2D, COL2IM_1D) to
+// OUT_PROD, GET_ROWS_BACK, CONV_2D(_DW), CONV_3D, CONV_TRANSPOSE_2D, COL2IM_1D) to
 // their kernels. Like kernels.go it has
 // no GL calls and no build tag.
 
@@ -28,6 +28,7 @@ const (
 	spatialCol2im1D
 	spatialConv2D
 	spatialIm2col3D
+	spatialConv3D
 )
 
 // Modes of reduce.comp.
@@ -268,6 +269,15 @@ func planSpatial(t *runtime.Tensor) (l *launch, why string, ok bool) {
 		l := spatial(spatialGetRowsBack, s0, s1)
 		l.status = true
 		return l, "", true
+	case runtime.OpConv3D:
+		if why := cpuWhy(t); why != "" {
+			return nil, why, true
+		}
+		// Every loop counted with its leaving pass, as seqIters does.
+		if ic := p(9); ic*(s0.Ne[2]*(s0.Ne[1]*(s0.Ne[0]+2)+2)+2)+2 > maxLoop {
+			return nil, "channels times kernel taps past 60000 (llvmpipe's loop limit)", true
+		}
+		return spatial(spatialConv3D, s0, s1), "", true
 	case runtime.OpConv2D, runtime.OpConv2DDw:
 		if why := need(t, 2); why != "" {
 			return nil, why, true
@@ -437,7 +447,7 @@ func planOptStep(t *runtime.Tensor) (*launch, string, bool) {
 		l.srcs, l.extra[0] = [3]*runtime.Tensor{w, t.Src[1], pr}, miscOptSgd
 		return l, "", true
 	}
-	l.bind5, l.bind5Off = pr, 1
+	l.binds[0], l.bindOff[0] = pr, 1
 	l.srcs, l.extra[0], l.extra[1] = [3]*runtime.Tensor{t.Src[1], t.Src[2], t.Src[3]}, miscOptAdamw, uint32(pr.Offset)
 	return l, "", true
 }

@@ -21,7 +21,11 @@ package ggmlpeer
 // from one of 04:0x UTC (45, 1 and 6), CONV_2D_DW, CONV_TRANSPOSE_2D and
 // COL2IM_1D from one of 04:12 UTC (8, 8 and 33), CROSS_ENTROPY_LOSS(_BACK)
 // and OPT_STEP_SGD/ADAMW from one of 04:16 UTC (2, 2, 1 and 1), IM2COL_3D
-// from one of 04:35 UTC (2051). MUL_MAT_ID and OUT_PROD pass every
+// from one of 04:35 UTC (2051). SSM_SCAN, RWKV_WKV6, RWKV_WKV7,
+// GATED_LINEAR_ATTN, GATED_DELTA_NET, SOLVE_TRI, DSV4_HC_PRE, DSV4_HC_POST,
+// DSV4_HC_COMB, CONV_3D and LIGHTNING_INDEXER joined from a run of
+// 2026-12-03 01:3x-01:5x UTC (branch glops: 15, 4, 5, 4, 43, 24, 18, 9,
+// 11, 276 and 210 cases, all passed, none declined). MUL_MAT_ID and OUT_PROD pass every
 // case of the weight types the GL kernels read (511 and 151) but not the
 // rest (buffers past llvmpipe's 128 MiB, iq/fp4/q1_0/q2_0 weights).
 // ROPE and ROPE_BACK left the opengl list when the log parser learned to
@@ -61,16 +65,18 @@ var Claimed = map[string][]string{
 	},
 	"opengl": {
 		"ABS", "ACC", "ADD", "ADD_ID", "ARANGE", "ARGMAX", "CEIL", "CLAMP", "COL2IM_1D", "CONCAT",
-		"CONT", "CONV_2D", "CONV_2D_DW", "CONV_TRANSPOSE_1D", "CONV_TRANSPOSE_2D", "COS", "COUNT_EQUAL",
-		"CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM", "DIAG", "DIAG_MASK_INF", "DIV", "DUP",
-		"ELU", "EXP", "EXPM1", "FILL", "FLOOR", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF",
-		"GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "IM2COL", "IM2COL_3D",
-		"L2_NORM", "LEAKY_RELU", "LOG", "MEAN", "MUL", "NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD",
-		"PAD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK",
-		"RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE", "ROPE_BACK", "ROUND", "SCALE", "SET", "SGN",
-		"SIGMOID", "SILU", "SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SQR", "SQRT",
-		"SSM_CONV", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH",
-		"TIMESTEP_EMBEDDING", "TRI", "TRUNC", "UPSCALE", "XIELU",
+		"CONT", "CONV_2D", "CONV_2D_DW", "CONV_3D", "CONV_TRANSPOSE_1D", "CONV_TRANSPOSE_2D", "COS",
+		"COUNT_EQUAL", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM", "DIAG",
+		"DIAG_MASK_INF", "DIV", "DSV4_HC_COMB", "DSV4_HC_POST", "DSV4_HC_PRE", "DUP", "ELU", "EXP",
+		"EXPM1", "FILL", "FLOOR", "GATED_DELTA_NET", "GATED_LINEAR_ATTN", "GEGLU", "GEGLU_ERF",
+		"GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID",
+		"HARDSWISH", "IM2COL", "IM2COL_3D", "L2_NORM", "LEAKY_RELU", "LIGHTNING_INDEXER", "LOG", "MEAN",
+		"MUL", "NEG", "NORM", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "PAD", "PAD_REFLECT_1D", "POOL_1D",
+		"POOL_2D", "REGLU", "RELU", "REPEAT", "REPEAT_BACK", "RMS_NORM", "RMS_NORM_BACK", "ROLL", "ROPE",
+		"ROPE_BACK", "ROUND", "RWKV_WKV6", "RWKV_WKV7", "SCALE", "SET", "SGN", "SIGMOID", "SILU",
+		"SILU_BACK", "SIN", "SOFTPLUS", "SOFT_MAX", "SOFT_MAX_BACK", "SOLVE_TRI", "SQR", "SQRT",
+		"SSM_CONV", "SSM_SCAN", "STEP", "SUB", "SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI",
+		"TANH", "TIMESTEP_EMBEDDING", "TRI", "TRUNC", "UPSCALE", "XIELU",
 	},
 }
 
@@ -83,7 +89,7 @@ var Claimed = map[string][]string{
 // the run of 2026-12-02 14:06-15:28 UTC (make ggml-conformance's method on
 // the ops whose OpenGL cases had failed before the query; LP_NUM_THREADS=1,
 // docs/ggml-conformance-opengl.md now): ARGSORT 78 passed and 20
-// declined (rows past 65535), CONV_3D 6 and 270, MUL_MAT_ID 511 and 434,
+// declined (rows past 65535), MUL_MAT_ID 511 and 434,
 // OUT_PROD 151 and 80, GET_ROWS 116 and 124, SET_ROWS 299 and 260, CPY 345
 // and 150, MUL_MAT 1667 and 843 (the iq, tq, fp4, q1_0/q2_0 types,
 // k-quant rows to set, buffers past llvmpipe's 128 MiB), none failed.
@@ -92,7 +98,7 @@ var Claimed = map[string][]string{
 // past llvmpipe's 60,000-iteration loop limit), once its kernel stopped
 // counting at rank k; the same run gave the counts above again.
 var ClaimedDeclining = map[string][]string{
-	"opengl": {"ARGSORT", "CONV_3D", "CPY", "GET_ROWS", "MUL_MAT", "MUL_MAT_ID", "OUT_PROD", "SET_ROWS", "TOP_K"},
+	"opengl": {"ARGSORT", "CPY", "GET_ROWS", "MUL_MAT", "MUL_MAT_ID", "OUT_PROD", "SET_ROWS", "TOP_K"},
 }
 
 // CISubset lists, per backend, the claimed ops make test-ggml runs on
@@ -115,11 +121,13 @@ var CISubset = map[string][]string{
 	"opengl": {
 		"ABS", "ACC", "ADD_ID", "ARANGE", "ARGMAX", "CLAMP", "COL2IM_1D", "CONV_2D_DW",
 		"CONV_TRANSPOSE_1D", "COUNT_EQUAL", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK", "CUMSUM",
-		"DIAG_MASK_INF", "DUP", "ELU", "EXP", "FILL", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU",
-		"GELU_ERF", "GELU_QUICK", "GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "LOG",
-		"MEAN", "NEG", "OPT_STEP_ADAMW", "OPT_STEP_SGD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU",
-		"RELU", "REPEAT", "REPEAT_BACK", "ROLL", "SCALE", "SET", "SILU", "SQR", "STEP", "SUM",
-		"SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING", "TRI", "XIELU",
+		"DIAG_MASK_INF", "DSV4_HC_COMB", "DSV4_HC_POST", "DSV4_HC_PRE", "DUP", "ELU", "EXP", "FILL",
+		"GATED_LINEAR_ATTN", "GEGLU", "GEGLU_ERF", "GEGLU_QUICK", "GELU", "GELU_ERF", "GELU_QUICK",
+		"GET_ROWS_BACK", "GROUP_NORM", "HARDSIGMOID", "HARDSWISH", "LOG", "MEAN", "NEG",
+		"OPT_STEP_ADAMW", "OPT_STEP_SGD", "PAD_REFLECT_1D", "POOL_1D", "POOL_2D", "REGLU", "RELU",
+		"REPEAT", "REPEAT_BACK", "ROLL", "RWKV_WKV6", "SCALE", "SET", "SILU", "SOLVE_TRI", "SQR", "STEP",
+		"SUM", "SUM_ROWS", "SWIGLU", "SWIGLU_CLAMP", "SWIGLU_OAI", "TANH", "TIMESTEP_EMBEDDING", "TRI",
+		"XIELU",
 	},
 }
 

@@ -57,6 +57,7 @@ layout(local_size_x = 128) in;
 #define M_COL2IM1D 10u
 #define M_CONV2D 11u
 #define M_IM2COL3D 12u
+#define M_CONV3D 13u
 
 #define FLT_MAX 3.402823466e+38
 
@@ -274,6 +275,36 @@ float conv2d(uvec4 c) {
 	return sum;
 }
 
+// conv3d: CONV_3D, result (ox, oy, oz, n·OC + oc) = Σ over input channel
+// c, kernel depth, row and column (ggml's patch order) of kernel (kx, ky,
+// kz, oc·C + c) times input (ox·s0 + kx·d0 - p0, …, n·C + c), taps outside
+// the input left out (they add 0), the input rounded to f16 for an f16
+// kernel. s, p, d are op[0..8], C op[9] and OC op[11].
+float conv3d(uvec4 c) {
+	uint ic = uint(opi(9u)), oc = uint(opi(11u));
+	uint o = c.w % oc, n = c.w / oc;
+	bool round16 = ty(1u) == T_F16;
+	float sum = 0.0;
+	for (uint ch = 0u; ch < ic; ch++) {
+		for (uint kz = 0u; kz < ne(1u, 2u); kz++) {
+			int iz = int(c.z) * opi(2u) + int(kz) * opi(8u) - opi(5u);
+			if (iz < 0 || iz >= int(ne(2u, 2u))) continue;
+			for (uint ky = 0u; ky < ne(1u, 1u); ky++) {
+				int iy = int(c.y) * opi(1u) + int(ky) * opi(7u) - opi(4u);
+				if (iy < 0 || iy >= int(ne(2u, 1u))) continue;
+				for (uint kx = 0u; kx < ne(1u, 0u); kx++) {
+					int ix = int(c.x) * opi(0u) + int(kx) * opi(6u) - opi(3u);
+					if (ix < 0 || ix >= int(ne(2u, 0u))) continue;
+					float x = ld(2u, at(2u, uvec4(uint(ix), uint(iy), uint(iz), n * ic + ch)));
+					if (round16) x = f16round(x);
+					sum += ld(1u, at(1u, uvec4(kx, ky, kz, o * ic + ch))) * x;
+				}
+			}
+		}
+	}
+	return sum;
+}
+
 float im2col3d(uvec4 c) {
 	uint kw = ex(1u), kh = ex(2u), kd = ex(3u), od = ex(4u);
 	uint x = c.x % kw, y = (c.x / kw) % kh, z = (c.x / (kw * kh)) % kd, ch = c.x / (kw * kh * kd);
@@ -312,6 +343,7 @@ void main() {
 	else if (mode == M_CONVT2D) v = convt2d(c);
 	else if (mode == M_COL2IM1D) v = col2im1d(c);
 	else if (mode == M_CONV2D) v = conv2d(c);
+	else if (mode == M_CONV3D) v = conv3d(c);
 	else v = im2col3d(c);
 	st(at(0u, c), v);
 }
