@@ -516,7 +516,7 @@ func planOp(t *runtime.Tensor) (*launch, string) {
 			return nil, "positions must be i32 with one per index of dimension 2"
 		}
 		nDims, nCtxOrig := t.OpParamI32(1), t.OpParamI32(4)
-		if why := ropeShapeOK(t); why != "" {
+		if why := cpukernels.RopeShapeOK(t); why != "" {
 			return nil, why
 		}
 		freqBase := t.OpParamF32(5)

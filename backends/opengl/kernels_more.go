@@ -136,53 +136,6 @@ func unaryLaunch(t *runtime.Tensor, f uint32) (*launch, string) {
 	return l, ""
 }
 
-// ropeShapeOK checks a ROPE/ROPE_BACK node's mode, sections, offset,
-// positions and frequency factors against what rope.comp does, returning
-// why not or "".
-func ropeShapeOK(t *runtime.Tensor) string {
-	nDims, mode, nOffs := t.OpParamI32(1), t.OpParamI32(2), t.OpParamI32(15)
-	switch mode {
-	case runtime.RopeNormal, runtime.RopeNeoX, runtime.RopeMrope, runtime.RopeVision, runtime.RopeImrope:
-	default:
-		return fmt.Sprintf("rope mode %d", mode)
-	}
-	if nDims <= 0 || nDims%2 != 0 || int64(nDims) > t.Ne[0] || t.Ne[0]%2 != 0 {
-		return fmt.Sprintf("n_dims %d with ne[0] %d", nDims, t.Ne[0])
-	}
-	if nOffs < 0 || nOffs%2 != 0 || int64(nOffs)+int64(nDims) > t.Ne[0] {
-		return fmt.Sprintf("rope offset %d with n_dims %d and ne[0] %d", nOffs, nDims, t.Ne[0])
-	}
-	pairs := int64(nDims / 2) // rotation pairs of a row
-	npos := t.Ne[2]
-	if mode&runtime.RopeMrope != 0 {
-		npos *= 4
-		var sum int64
-		for i := 11; i < 15; i++ {
-			s := t.OpParamI32(i)
-			if s < 0 {
-				return "negative rope section"
-			}
-			sum += int64(s)
-		}
-		if sum <= 0 || sum > t.Ne[0] {
-			return "rope sections must sum to between 1 and ne[0]"
-		}
-		if mode == runtime.RopeVision {
-			if int64(nDims) != t.Ne[0]/2 || nOffs != 0 {
-				return "vision rope needs n_dims == ne[0]/2 and no offset"
-			}
-			pairs = int64(nDims)
-		}
-	}
-	if p := t.Src[1]; p.Ne[0] < npos {
-		return fmt.Sprintf("positions: want %d i32, have %d", npos, p.Ne[0])
-	}
-	if f := t.Src[2]; f != nil && (f.Type != runtime.TypeF32 || f.Ne[0] < pairs) {
-		return fmt.Sprintf("freq factors must be f32 with %d elements", pairs)
-	}
-	return ""
-}
-
 // fL2Norm is rows.comp's L2_NORM (after the codes of kernels.go).
 const fL2Norm = fRmsNormBack + 1
 
