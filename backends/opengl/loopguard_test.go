@@ -60,7 +60,7 @@ func TestOpsFlashAttnLoopGuard(t *testing.T) {
 	lo, hi := int64(1), int64(1<<20)
 	for lo < hi { // the largest nkv within the planner's bound
 		m := (lo + hi + 1) / 2
-		if faIters(dk, dv, m) <= 60000 {
+		if faIters(m) <= faMaxIters {
 			lo = m
 		} else {
 			hi = m - 1
