@@ -17,10 +17,13 @@
 // Compile-time parameters (set by planFlashAttn):
 //   KT, VT       the keys' and values' type codes
 //   DK, DV       their row lengths (head sizes)
-//   KA, VA       1 when every key (value) row starts on a 4-byte boundary
+//   KA, VA       2 when every key (value) row starts on a 16-byte boundary,
+//                1 on a 4-byte one, 0 on a 2-byte one
 //   NKW, NVW     the 32-bit words a key (value) row spans from its start
+//                (rounded up to a multiple of 4 with KA/VA 2)
 //   EACH_DK(M)   M(0) M(1) ... M(DK - 1); EACH_DV likewise
 //   EACH_KW(M)   M(0) ... M(NKW - 1); EACH_VW likewise
+//   EACH_KQ(M)   M(0) ... M(NKW/4 - 1) (16-byte groups); EACH_VQ likewise
 //   EACH_KB(M)   M(0) ... M(DK/32 - 1) (key blocks); EACH_VB likewise
 //
 // Everything per element is unrolled by those lists, so that q, the
@@ -37,6 +40,11 @@ layout(local_size_x = 32) in;
 
 layout(std430, binding = 5) buffer Mask { uint mw[]; };
 layout(std430, binding = 6) buffer Sinks { uint sw[]; };
+// Keys and values again, 16 bytes an element, for rows that start on
+// 16-byte boundaries (KA/VA 2): a vector load costs llvmpipe about what a
+// word load does.
+layout(std430, binding = 2) buffer K4 { uvec4 k4[]; };
+layout(std430, binding = 3) buffer V4 { uvec4 v4[]; };
 
 // Block types (their codes, as in KT/VT) and the byte size of a block.
 #define ISBLK(t) ((t) == 2 || (t) == 3 || (t) == 6 || (t) == 7 || (t) == 8 || (t) == 20)
@@ -118,6 +126,9 @@ int iq4(uint q) {
 // row (2-byte aligned) is funnelled from its aligned neighbours.
 #define LDA(s, A, m) A[m] = B[s].w[rw + (m)];
 #define LDU(s, A, m) { uint n = B[s].w[rw + (m) + 1]; A[m] = (c >> sh) | ((n << (16u - sh)) << 16u); c = n; }
+#define LD4(X, A, m) { uvec4 x = X[rq + (m)]; A[4 * (m)] = x.x; A[4 * (m) + 1] = x.y; A[4 * (m) + 2] = x.z; A[4 * (m) + 3] = x.w; }
+#define LDK4(m) LD4(k4, kw, m)
+#define LDV4(m) LD4(v4, vw, m)
 #define LDK(m) LDA(2, kw, m)
 #define LDKU(m) LDU(2, kw, m)
 #define LDV(m) LDA(3, vw, m)
@@ -179,8 +190,10 @@ void main() {
 		}
 		// ggml skips a masked key (its loads are skipped per lane here).
 		if (mv == ninf) continue;
-		uint kr = ko + j * kst, rw = kr >> 2;
-#if KA
+		uint kr = ko + j * kst, rw = kr >> 2, rq = kr >> 4;
+#if KA == 2
+		EACH_KQ(LDK4)
+#elif KA
 		EACH_KW(LDK)
 #else
 		{
@@ -211,7 +224,10 @@ void main() {
 		M = Mn;
 		uint vr = vo + j * vst;
 		rw = vr >> 2;
-#if VA
+		rq = vr >> 4;
+#if VA == 2
+		EACH_VQ(LDV4)
+#elif VA
 		EACH_VW(LDV)
 #else
 		{
