@@ -2,6 +2,7 @@ package opengl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gogml/gogml/runtime"
 )
@@ -430,52 +431,134 @@ var faBlockTypes = map[runtime.Type]bool{
 }
 
 // faIters bounds the loop iterations of one flash_attn.comp invocation
-// with dk-element keys, dv-element values and nkv keys: per chunk of 4096
-// keys its share of the keys (8 elements per iteration, and up to 7 more,
-// or 4 per block) and their weights, 8 keys per iteration for each of its
-// values, the reductions, and q's conversion (two walks of a block).
-// TestOpsFlashAttnLoopGuard runs the largest heads at the bound.
-func faIters(dk, dv, nkv int64) int64 {
+// over nkv keys: the loop over the keys is its only loop (everything per
+// element is unrolled). TestOpsFlashAttnLoopGuard runs the planner's
+// largest nkv.
+func faIters(nkv int64) int64 { return nkv }
+
+// faWideIters bounds the loop iterations of one flash_attn_wide.comp
+// invocation with dk-element keys, dv-element values and nkv keys: per
+// chunk of 4096 keys its share of the keys (8 elements per iteration, and
+// up to 7 more, or 4 per block) and their weights, 8 keys per iteration
+// for each of its values, the reductions, and q's conversion (two walks
+// of a block). TestOpsFlashAttnLoopGuard runs the largest heads at the
+// bound.
+func faWideIters(dk, dv, nkv int64) int64 {
 	chunks := (nkv + 4095) / 4096
 	perKey := dk/8 + 8
 	return (nkv+63)/64*(perKey+1) + (dv+63)/64*(nkv/8+8*chunks) + chunks*(8+2*7) + 64 + (dk+63)/64 + 16
 }
 
+// faMaxIters is the most loop iterations planFlashAttn lets an
+// invocation run (llvmpipe stops one after 65535).
+const faMaxIters = 60000
+
+// faUnrolled is the most key plus value elements per head that
+// flash_attn.comp unrolls: its compile time on llvmpipe grows with the
+// square of the unrolled code (measured with the shader cache off: f16
+// heads of 64/64 1.7 s, 128/128 4.4 s, 256/256 19 s, f32 576/512 over
+// three minutes), so larger heads go to flash_attn_wide.comp.
+const faUnrolled = 256
+
+// faWideMaxDK and faWideMaxDV bound flash_attn_wide.comp's heads: q's
+// converted copy lives in its shared memory, its values in 8 accumulators
+// per invocation.
+const faWideMaxDK, faWideMaxDV = 576, 512
+
+// faLocal is flash_attn.comp's work group size (one invocation per query
+// row).
+const faLocal = 32
+
+// seqMacro is the define "name(M) M(0) M(1) ... M(n-1)": a list that
+// unrolls a kernel's per-element code with constant indices.
+func seqMacro(name string, n int64) string {
+	var sb strings.Builder
+	sb.WriteString(name + "(M)")
+	for i := int64(0); i < n; i++ {
+		fmt.Fprintf(&sb, " M(%d)", i)
+	}
+	return sb.String()
+}
+
+// rowAlign is the largest of 16, 4 and 2 that every row start of x is a
+// multiple of.
+func rowAlign(x *runtime.Tensor) int64 {
+	for _, a := range []uint64{16, 4} {
+		if x.Offset%a == 0 && x.Nb[1]%a == 0 && x.Nb[2]%a == 0 && x.Nb[3]%a == 0 {
+			return int64(a)
+		}
+	}
+	return 2
+}
+
+// faDefines are flash_attn.comp's compile-time parameters for keys k and
+// values v (see the kernel's header).
+func faDefines(k, v *runtime.Tensor) []string {
+	defs := []string{fmt.Sprintf("KT %d", k.Type), fmt.Sprintf("VT %d", v.Type),
+		fmt.Sprintf("DK %d", k.Ne[0]), fmt.Sprintf("DV %d", v.Ne[0])}
+	for _, x := range []struct {
+		t             *runtime.Tensor
+		a, w, e, b, q string
+	}{{k, "KA", "KW", "DK", "KB", "KQ"}, {v, "VA", "VW", "DV", "VB", "VQ"}} {
+		words := (int64(x.t.Type.RowSize(x.t.Ne[0])) + 3) / 4
+		al, quads := 0, int64(0)
+		switch rowAlign(x.t) {
+		case 16:
+			al, quads = 2, (words+3)/4
+			words = 4 * quads
+		case 4:
+			al = 1
+		}
+		blocks := int64(0)
+		if !isFloat(x.t.Type) {
+			blocks = x.t.Ne[0] / 32
+		}
+		defs = append(defs, fmt.Sprintf("%s %d", x.a, al), fmt.Sprintf("N%s %d", x.w, words),
+			seqMacro("EACH_"+x.e, x.t.Ne[0]), seqMacro("EACH_"+x.w, words), seqMacro("EACH_"+x.b, blocks), seqMacro("EACH_"+x.q, quads))
+	}
+	return defs
+}
+
 // planFlashAttn maps FLASH_ATTN_EXT with f32, f16, bf16 or faBlockTypes
 // keys and values, an optional f16 mask and optional f32 sinks to
-// flash_attn.comp.
+// flash_attn.comp (heads of up to faUnrolled key plus value elements) or
+// flash_attn_wide.comp.
 func planFlashAttn(t *runtime.Tensor) (*launch, string) {
 	q, k, v, m, sinks := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
 	if why := need(t, 3); why != "" {
 		return nil, why
 	}
 	kv := func(x *runtime.Tensor) bool {
-		if isFloat(x.Type) {
-			return true
-		}
-		// Block rows: whole blocks, each row's blocks adjacent.
-		return faBlockTypes[x.Type] && x.Ne[0]%32 == 0 && x.Nb[0] == x.Type.Size()
+		// Dense elements; block rows of whole blocks, each row's blocks
+		// adjacent.
+		return (isFloat(x.Type) || faBlockTypes[x.Type] && x.Ne[0]%32 == 0) && x.Nb[0] == x.Type.Size()
 	}
-	if t.Type != runtime.TypeF32 || q.Type != runtime.TypeF32 || !kv(k) || !kv(v) {
-		return nil, "want f32 q and result; f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0 or iq4_nl k and v (block rows of whole blocks)"
+	if t.Type != runtime.TypeF32 || q.Type != runtime.TypeF32 || !kv(k) || !kv(v) || q.Nb[0] != 4 || t.Nb[0] != 4 {
+		return nil, "want f32 q and result; f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0 or iq4_nl k and v (block rows of whole blocks); dense elements"
 	}
 	if k.Ne[0] != q.Ne[0] || k.Ne[1] != v.Ne[1] || k.Ne[2] == 0 || v.Ne[2] == 0 || k.Ne[3] == 0 || v.Ne[3] == 0 ||
 		q.Ne[2]%k.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 || q.Ne[3]%k.Ne[3] != 0 || q.Ne[3]%v.Ne[3] != 0 ||
 		t.Ne != [4]int64{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]} {
 		return nil, "q, k and v shapes do not fit"
 	}
-	// q lives in shared memory (576 elements), values in 8 accumulators
-	// per invocation (512), and llvmpipe runs at most 65535 loop
-	// iterations per invocation (faIters).
 	nkv := k.Ne[1]
-	if q.Ne[0] > 576 || v.Ne[0] > 512 || faIters(q.Ne[0], v.Ne[0], nkv) > 60000 {
-		return nil, fmt.Sprintf("%d keys of %d and %d elements (shared memory, llvmpipe's loop limit)", nkv, q.Ne[0], v.Ne[0])
+	var l *launch
+	if k.Ne[0]+v.Ne[0] <= faUnrolled {
+		if faIters(nkv) > faMaxIters {
+			return nil, fmt.Sprintf("%d keys (llvmpipe's loop limit)", nkv)
+		}
+		l = &launch{kernel: "flash_attn", grid: gridCount, local: faLocal, srcs: [3]*runtime.Tensor{q, k, v},
+			count: uint64(q.Ne[1]*q.Ne[2]*q.Ne[3]+faLocal-1) / faLocal, defines: faDefines(k, v)}
+	} else {
+		if q.Ne[0] > faWideMaxDK || v.Ne[0] > faWideMaxDV || faWideIters(q.Ne[0], v.Ne[0], nkv) > faMaxIters {
+			return nil, fmt.Sprintf("%d keys of %d and %d elements (shared memory, llvmpipe's loop limit)", nkv, q.Ne[0], v.Ne[0])
+		}
+		l = &launch{kernel: "flash_attn_wide", grid: gridCount, local: 64, srcs: [3]*runtime.Tensor{q, k, v},
+			count: uint64(q.Ne[1] * q.Ne[2] * q.Ne[3]), defines: []string{fmt.Sprintf("KT %d", k.Type), fmt.Sprintf("VT %d", v.Type)}}
 	}
 	if m == nil && t.OpParamF32(1) > 0 {
 		return nil, "max_bias > 0 needs a mask"
 	}
-	l := &launch{kernel: "flash_attn", grid: gridCount, local: 64, srcs: [3]*runtime.Tensor{q, k, v},
-		count: uint64(q.Ne[1] * q.Ne[2] * q.Ne[3])}
 	if m != nil {
 		if m.Type != runtime.TypeF16 || m.Nb[0] != 2 || m.Ne[0] < k.Ne[1] || m.Ne[1] < q.Ne[1] || m.Ne[2] == 0 || m.Ne[3] == 0 ||
 			q.Ne[2]%m.Ne[2] != 0 || q.Ne[3]%m.Ne[3] != 0 || !stridesOK(m) || m.Nelements() > maxElements {

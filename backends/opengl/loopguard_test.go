@@ -47,30 +47,43 @@ func TestOpsMulMatLoopGuard(t *testing.T) {
 }
 
 // TestOpsFlashAttnLoopGuard runs FLASH_ATTN_EXT at the most keys the
-// planner takes (faIters at most 60000) for the largest heads (576-element
-// keys, 512-element values: the most loop iterations per key): an
+// planner takes for each kernel: flash_attn.comp (one loop iteration per
+// key, faIters) with its largest unrolled heads, and flash_attn_wide.comp
+// (faWideIters at most faMaxIters) with the largest heads (576-element
+// keys, 512-element values: the most loop iterations per key). An
 // invocation that llvmpipe's guard stopped early would leave keys out of
-// the sum. One work group walks 26176 keys, half a minute on llvmpipe, so
-// the race-detector run skips it (make test-opengl runs it without).
+// the sum. The wide kernel's work group walks 26176 keys, half a minute on
+// llvmpipe, so the race-detector run skips the test (make test-opengl
+// runs it without).
 func TestOpsFlashAttnLoopGuard(t *testing.T) {
 	if raceEnabled {
 		t.Skip("slow under the race detector; make test-opengl runs it without")
 	}
 	b := open(t, Config{Upload: UploadSubData})
 	f32, f16 := runtime.TypeF32, runtime.TypeF16
-	const dk, dv = 576, 512
-	lo, hi := int64(1), int64(1<<20)
-	for lo < hi { // the largest nkv within the planner's bound
-		m := (lo + hi + 1) / 2
-		if faIters(dk, dv, m) <= 60000 {
-			lo = m
-		} else {
-			hi = m - 1
+	var cases []opCase
+	for _, hs := range [][2]int64{{faUnrolled / 2, faUnrolled / 2}, {faWideMaxDK, faWideMaxDV}} {
+		dk, dv := hs[0], hs[1]
+		iters := func(nkv int64) int64 {
+			if dk+dv <= faUnrolled {
+				return faIters(nkv)
+			}
+			return faWideIters(dk, dv, nkv)
 		}
+		lo, hi := int64(1), int64(1<<20)
+		for lo < hi { // the largest nkv within the planner's bound
+			m := (lo + hi + 1) / 2
+			if iters(m) <= faMaxIters {
+				lo = m
+			} else {
+				hi = m - 1
+			}
+		}
+		cases = append(cases, opCase{name: fmt.Sprintf("flash_attn_dk%d_kv%d", dk, lo), build: func(c *runtime.Context) *runtime.Tensor {
+			return c.FlashAttnExt(in(c, f32, "q", dk, 1, 1), in(c, f16, "k", dk, lo, 1), in(c, f16, "v", dv, lo, 1), nil, 0.125, 0, 0)
+		}, tol: 5e-4})
 	}
-	checkCases(t, b, []opCase{{name: fmt.Sprintf("flash_attn_dk%d_kv%d", dk, lo), build: func(c *runtime.Context) *runtime.Tensor {
-		return c.FlashAttnExt(in(c, f32, "q", dk, 1, 1), in(c, f16, "k", dk, lo, 1), in(c, f16, "v", dv, lo, 1), nil, 0.125, 0, 0)
-	}, tol: 5e-4}})
+	checkCases(t, b, cases)
 }
 
 // seqLargest is the largest n in [1, hi] whose node, built by mk, the

@@ -111,6 +111,10 @@ func TestOpsMore(t *testing.T) {
 		{runtime.TypeQ5_0, true, 0, 0, 65, 4, 2, 96},
 		{runtime.TypeQ5_1, true, 0, 0, 40, 4, 2, 64},
 		{runtime.TypeIQ4_NL, true, 0, 0, 40, 4, 2, 64},
+		// Heads past faUnrolled: flash_attn_wide.comp.
+		{f32, true, 8, 0, 50, 4, 2, 160},
+		{runtime.TypeQ5_1, true, 0, 20, 45, 4, 2, 192},
+		{runtime.TypeIQ4_NL, false, 0, 0, 30, 2, 1, 256},
 		// More keys than one chunk of scores in shared memory (4096).
 		{f16, true, 0, 0, 5003, 2, 1, 128},
 		{runtime.TypeQ8_0, false, 0, 0, 8200, 2, 1, 64},
