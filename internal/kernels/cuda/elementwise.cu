@@ -467,6 +467,22 @@ static __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b;
 // trunc_i8 is C's (int8_t)v, as trunc_u8.
 static __device__ __forceinline__ int trunc_i8(float v) { return (int)(signed char)trunc_u8(v); }
 
+// put_pair packs elements j and j+16 of a 4- or 5-bit block: their low
+// nibbles into byte j of qs, their fifth bits into bits j and j+16 of qh.
+static __device__ __forceinline__ void put_pair(unsigned char *qs, unsigned *qh, int j, int q0, int q1) {
+    qs[j] = (unsigned char)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
+    *qh |= ((unsigned)(q0 & 0x10) >> 4) << j;
+    *qh |= ((unsigned)(q1 & 0x10) >> 4) << (j + QK / 2);
+}
+
+// st_u32 writes v at byte p, little-endian.
+static __device__ __forceinline__ void st_u32(unsigned char *p, unsigned v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
 // quant_block writes the 32 values x as one block of type t at y, as
 // ggml's CPU backend's from_float does: q4_0, q4_1, q5_0 and q5_1 by
 // ggml's quantize_row_*_ref, q8_0 by its x86 quantizer (q =
@@ -510,15 +526,10 @@ static __device__ void quant_block(unsigned char *y, const float *x, int t) {
             const int cap = five ? 31 : 15;
             const int q0 = imin(cap, trunc_i8(__fmul_rn(x[j], id) + o));
             const int q1 = imin(cap, trunc_i8(__fmul_rn(x[j + QK / 2], id) + o));
-            qs[j] = (unsigned char)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-            qh |= ((unsigned)(q0 & 0x10) >> 4) << j;
-            qh |= ((unsigned)(q1 & 0x10) >> 4) << (j + QK / 2);
+            put_pair(qs, &qh, j, q0, q1);
         }
         if (five) {
-            y[2] = (unsigned char)qh;
-            y[3] = (unsigned char)(qh >> 8);
-            y[4] = (unsigned char)(qh >> 16);
-            y[5] = (unsigned char)(qh >> 24);
+            st_u32(y + 2, qh);
         }
         return;
     }
@@ -546,15 +557,10 @@ static __device__ void quant_block(unsigned char *y, const float *x, int t) {
             q0 = imin(15, (int)(signed char)q0);
             q1 = imin(15, (int)(signed char)q1);
         }
-        qs[j] = (unsigned char)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-        qh |= ((unsigned)(q0 & 0x10) >> 4) << j;
-        qh |= ((unsigned)(q1 & 0x10) >> 4) << (j + QK / 2);
+        put_pair(qs, &qh, j, q0, q1);
     }
     if (five) {
-        y[4] = (unsigned char)qh;
-        y[5] = (unsigned char)(qh >> 8);
-        y[6] = (unsigned char)(qh >> 16);
-        y[7] = (unsigned char)(qh >> 24);
+        st_u32(y + 4, qh);
     }
 }
 
