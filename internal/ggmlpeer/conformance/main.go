@@ -10,7 +10,9 @@
 // hold (marked unfinished). Each op runs in its own test-backend-ops process (-b RPC0 -o OP) with a
 // time limit, so a crash or a hang costs one op; the server is restarted
 // when an op killed it. -logs keeps every run's output (DIR/BACKEND/OP.out
-// and .err); with -reuse a finished log is parsed instead of run again.
+// and .err); with -reuse a finished log is parsed instead of run again,
+// and an op run in chunks whose run was cut off resumes at its first
+// chunk not logged to the end (when -src is at the commit that ran them).
 // -cuda DIR reads logs of the same layout (DIR/OP.out) made by the NVIDIA
 // device check for a CUDA column, or, with -cuda-emulated, by the kernel
 // emulator (make ggml-cuda-emu), which the column's name says. -check exits 1 when a claimed op
@@ -275,12 +277,22 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			continue
 		}
 		start := time.Now()
-		if logDir != "" {
-			clearLogs(logDir, op)
-		}
 		parts := make([]*ggmlpeer.OpResult, 0, len(filters))
 		note := ""
-		for c, filter := range filters {
+		opBuilt := built
+		if logDir != "" && o.reuse && len(filters) > 1 {
+			// An unfinished chunked run of this same source resumes at
+			// its first chunk not logged to the end.
+			if done, b := finishedChunks(logDir, op, len(filters), describeSource(o.src)); len(done) > 0 {
+				parts, opBuilt = done, b
+				note = fmt.Sprintf("chunks 1-%d from an unfinished run's logs", len(done))
+			}
+		}
+		if logDir != "" && len(parts) == 0 {
+			clearLogs(logDir, op)
+		}
+		for c := len(parts); c < len(filters); c++ {
+			filter := filters[c]
 			if srv != nil && !srv.Alive() {
 				note = join(note, "server restarted before this op")
 			}
@@ -290,6 +302,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			if c == 0 && logDir != "" {
 				// Written first, so that an unfinished run's partial logs
 				// name their build too.
+				opBuilt = built
 				_ = os.WriteFile(filepath.Join(logDir, op+".built"), []byte(built), 0o644)
 			}
 			stem := op
@@ -321,7 +334,7 @@ func judge(ctx context.Context, peer *ggmlpeer.Peer, o *options, backend string,
 			note = "no cases"
 		}
 		col.results[op], col.notes[op] = r, note
-		col.judgedBy(built, op)
+		col.judgedBy(opBuilt, op)
 		if logDir != "" {
 			_ = os.WriteFile(filepath.Join(logDir, op+".note"), []byte(note), 0o644)
 		}
@@ -420,6 +433,36 @@ func readOpLogs(dir, op string) (*ggmlpeer.OpResult, bool) {
 		parts = append(parts, opResult(out, op))
 	}
 	return mergeResults(op, parts), true
+}
+
+// finishedChunks returns the results of the leading chunks of op that an
+// unfinished run (no OP.note) logged to the end under dir, and the build
+// that ran them, when that build was made from source (the same
+// directory and commit, so a resumed run is one build's judgement); none
+// otherwise. At most n-1 chunks: a run with all n logged finished.
+func finishedChunks(dir, op string, n int, source string) ([]*ggmlpeer.OpResult, string) {
+	if _, err := os.Stat(filepath.Join(dir, op+".note")); err == nil {
+		return nil, ""
+	}
+	b, err := os.ReadFile(filepath.Join(dir, op+".built"))
+	built := strings.TrimSpace(string(b))
+	if err != nil || !strings.HasPrefix(built, source+", built ") || strings.Contains(source, "uncommitted") {
+		return nil, ""
+	}
+	var done []*ggmlpeer.OpResult
+	for c := 1; c < n; c++ {
+		out, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s.c%d.out", op, c)))
+		if err != nil {
+			break
+		}
+		r := opResult(out, op)
+		// test-backend-ops ends every run it finishes with "N/M backends passed".
+		if r.Unfinished != "" || !bytes.Contains(out, []byte("backends passed")) {
+			break
+		}
+		done = append(done, r)
+	}
+	return done, built
 }
 
 // clearLogs removes an earlier run's logs of op (whole or in chunks), so

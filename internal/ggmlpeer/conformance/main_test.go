@@ -144,6 +144,47 @@ func TestReuseLogChunks(t *testing.T) {
 	}
 }
 
+func TestFinishedChunks(t *testing.T) {
+	const src = "/src at commit 0123456789ab"
+	for _, tc := range []struct {
+		name, built string
+		logs        map[string]string
+		want        int
+	}{
+		{"two of four logged to the end, the third cut", src + ", built X", map[string]string{"c1": "done", "c2": "done", "c3": "cut"}, 2},
+		{"another commit's logs", "/src at commit ba9876543210, built X", map[string]string{"c1": "done"}, 0},
+		{"a finished run", src + ", built X", map[string]string{"c1": "done", "note": ""}, 0},
+		{"every chunk logged (finished, just no note)", src + ", built X", map[string]string{"c1": "done", "c2": "done", "c3": "done", "c4": "done"}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name, s string) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("FLASH_ATTN_EXT.built", tc.built+"\n")
+			for k, v := range tc.logs {
+				switch v {
+				case "done":
+					write("FLASH_ATTN_EXT."+k+".out", "Backend 1/1: RPC0\n  FLASH_ATTN_EXT(a=1): OK\n  1/1 tests passed\n1/1 backends passed\nOK\n")
+				case "cut":
+					write("FLASH_ATTN_EXT."+k+".out", "Backend 1/1: RPC0\n  FLASH_ATTN_EXT(a=1): OK\n")
+				default:
+					write("FLASH_ATTN_EXT.note", v)
+				}
+			}
+			done, built := finishedChunks(dir, "FLASH_ATTN_EXT", 4, src)
+			if len(done) != tc.want {
+				t.Fatalf("%d chunks taken, want %d", len(done), tc.want)
+			}
+			if tc.want > 0 && built != tc.built {
+				t.Errorf("built = %q, want %q", built, tc.built)
+			}
+		})
+	}
+}
+
 func TestProvenance(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string]string{".built": "old build", "FLASH_ATTN_EXT.built": "new build\n"} {
