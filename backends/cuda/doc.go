@@ -36,7 +36,7 @@
 //	function of ggml 0.27.0 but XIELU)
 //	GLU (REGLU GEGLU SWIGLU SWIGLU_OAI   float, one type; split or swapped      k_glu
 //	GEGLU_ERF GEGLU_QUICK SWIGLU_CLAMP)
-//	NORM RMS_NORM RMS_NORM_BACK          f32                                    k_norm_f32 ...
+//	NORM RMS_NORM L2_NORM RMS_NORM_BACK  f32                                    k_norm_f32 ...
 //	SUM_ROWS MEAN                        f32                                    k_sum_rows_f32
 //	SUM                                  f32 rows of adjacent elements          k_sum_f32
 //	FILL                                 contiguous f32                         k_fill_f32

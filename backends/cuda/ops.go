@@ -104,6 +104,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 			(t.Op != runtime.OpUnary || unarySupported(t.UnaryOp()))
 	case runtime.OpNorm, runtime.OpRmsNorm, runtime.OpDiagMaskInf:
 		return allF32(t, s0) && s0.Ne == t.Ne
+	case runtime.OpL2Norm:
+		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(0) >= 0
 	case runtime.OpGlu:
 		return b.supportsGlu(t)
 	case runtime.OpSetRows:
@@ -489,12 +491,15 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 			return b.launch(&kConcatAny, g, bl, 0, a.i32(int32(t.Type.Size())))
 		}
 		return b.launch(&kConcat, g, bl, 0, a)
-	case runtime.OpNorm, runtime.OpRmsNorm:
-		rms := int32(0)
-		if t.Op == runtime.OpRmsNorm {
-			rms = 1
+	case runtime.OpNorm, runtime.OpRmsNorm, runtime.OpL2Norm:
+		mode := int32(0) // k_norm_f32's mode
+		switch t.Op {
+		case runtime.OpRmsNorm:
+			mode = 1
+		case runtime.OpL2Norm:
+			mode = 2
 		}
-		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).f32(t.OpParamF32(0)).i32(rms)
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).f32(t.OpParamF32(0)).i32(mode)
 		return b.reduceLaunch(&kNorm, s0.Ne[0], s0.Nrows(), a)
 	case runtime.OpRmsNormBack:
 		// src0 is the output gradient dz, src1 the forward input x.

@@ -44,9 +44,10 @@ extern "C" __global__ void k_sum_f32(char *dst, const char *a, shape4 sa) {
     }
 }
 
-// norm: (x - mean) / sqrt(var + eps); rms != 0: x / sqrt(mean(x^2) + eps).
+// mode 0 (norm): (x - mean) / sqrt(var + eps); 1 (rms_norm):
+// x / sqrt(mean(x^2) + eps); 2 (l2_norm): x / fmaxf(sqrt(sum(x^2)), eps).
 extern "C" __global__ void k_norm_f32(char *dst, shape4 d, const char *a, shape4 sa, float eps,
-                                      int rms) {
+                                      int mode) {
     DYN_SHARED(float, scratch);
     const float n = (float)sa.ne[0];
     ROWS(sa) {
@@ -54,7 +55,7 @@ extern "C" __global__ void k_norm_f32(char *dst, shape4 d, const char *a, shape4
         const i64 oa = row_offset(sa, r, &i1, &i2, &i3);
         const i64 od = i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3];
         float mean = 0.0f;
-        if (!rms) {
+        if (mode == 0) {
             float s = 0.0f;
             for (i64 i0 = threadIdx.x; i0 < sa.ne[0]; i0 += blockDim.x) {
                 s += *(const float *)(a + oa + i0 * sa.nb[0]);
@@ -66,7 +67,8 @@ extern "C" __global__ void k_norm_f32(char *dst, shape4 d, const char *a, shape4
             const float v = *(const float *)(a + oa + i0 * sa.nb[0]) - mean;
             s2 += v * v;
         }
-        const float scale = 1.0f / sqrtf(block_sum(s2, scratch) / n + eps);
+        const float ss = block_sum(s2, scratch);
+        const float scale = mode == 2 ? 1.0f / fmaxf(sqrtf(ss), eps) : 1.0f / sqrtf(ss / n + eps);
         for (i64 i0 = threadIdx.x; i0 < sa.ne[0]; i0 += blockDim.x) {
             const float v = *(const float *)(a + oa + i0 * sa.nb[0]) - mean;
             *(float *)(dst + od + i0 * d.nb[0]) = v * scale;
