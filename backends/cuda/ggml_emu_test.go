@@ -188,3 +188,68 @@ func lastBytes(s string, n int) string {
 	}
 	return s
 }
+
+// TestLlamaArchsOnEmulatedCUDA runs llama.cpp's test-llama-archs (a model
+// of each architecture with random weights, compared with ggml's CPU)
+// with the emulated CUDA backend as the RPC device. The backend answers
+// the op-support query, so llama.cpp's scheduler places what it declines
+// on ggml's CPU, as for a local GPU backend that lacks an op: every row
+// of the RPC device judges the CUDA kernels inside a whole model.
+// GOGML_EMU_ARCHS=a,b names the architectures and runs it (llama's dense
+// and MoE models took 9 minutes on two cores shared with two other long
+// runs, so make test leaves it to make ggml-cuda-emu-archs); without the
+// variable, or the peer or g++, it skips, saying so.
+func TestLlamaArchsOnEmulatedCUDA(t *testing.T) {
+	if os.Getenv("GOGML_EMU_ARCHS") == "" {
+		t.Skip("SKIP: GOGML_EMU_ARCHS (architectures, e.g. llama,qwen3; make ggml-cuda-emu-archs) not set: test-llama-archs on the emulated CUDA kernels not run")
+	}
+	if os.Getenv("GOGML_PEER_ROOT") == "" {
+		t.Skip("SKIP: GOGML_PEER_ROOT (the ggml peer sysroot, `bash scripts/ggml-peer.sh path`; make test sets it) not set: test-llama-archs on the emulated CUDA kernels not run")
+	}
+	b := newEmuBackend(t) // skips without g++
+	root, err := ggmlpeer.RepoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	p, err := ggmlpeer.Locate(ctx, root)
+	cancel()
+	if errors.Is(err, ggmlpeer.ErrUnavailable) {
+		t.Skipf("SKIP (peer unavailable, nothing judged): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ggmlpeer.StartInProcessServer(rpcserver.Options{Backends: []runtime.Backend{b}, SupportsOpQuery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("%v\n%s", err, srv.Log())
+		}
+	})
+	for _, arch := range strings.Split(os.Getenv("GOGML_EMU_ARCHS"), ",") {
+		t.Run(arch, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			start := time.Now()
+			run, err := p.LlamaArchsPlaced(ctx, srv, arch, 1)
+			if err != nil {
+				t.Fatalf("%v\nserver log:\n%s", err, lastBytes(srv.Log(), 2000))
+			}
+			rows := run.Device(srv.Endpoint)
+			if len(rows) == 0 {
+				t.Fatalf("no row for the RPC device %s (exit %v)\nstdout:\n%s\nstderr:\n%s", srv.Endpoint, run.Err, lastBytes(string(run.Stdout), 2000), lastBytes(string(run.Stderr), 2000))
+			}
+			for _, r := range rows {
+				if !r.OK() {
+					t.Errorf("%s/%s: %v %v\nstderr:\n%s", arch, r.Config, r.Status, r.Detail, lastBytes(string(run.Stderr), 2000))
+					continue
+				}
+				t.Logf("%s/%s: %v %v", arch, r.Config, r.Status, r.Detail)
+			}
+			t.Logf("%s: %d rows in %v", arch, len(rows), time.Since(start).Round(time.Second))
+		})
+	}
+}

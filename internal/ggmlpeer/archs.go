@@ -111,7 +111,24 @@ func (r *LlamaArchsRun) Device(desc string) []ArchRow {
 // config. The name is anchored: -a takes a regular expression, and a bare
 // "qwen3" would also run qwen3moe, qwen3vl, ...
 func (p *Peer) LlamaArchs(ctx context.Context, endpoint, arch string, seed int) (*LlamaArchsRun, error) {
-	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, nil, "test-llama-archs", "-a", "^"+regexp.QuoteMeta(arch)+"$", "-s", fmt.Sprint(seed))
+	return p.llamaArchs(ctx, endpoint, nil, arch, seed)
+}
+
+// LlamaArchsPlaced is LlamaArchs against srv, and when srv answers the
+// op-support query (Server.SupportsOpQuery), llama.cpp's scheduler asks
+// it op by op (GGML_PEER_SUPPORTS_OP=1) and places the ops srv declines
+// on ggml's CPU, as it does for a local backend that lacks an op: the RPC
+// row then judges srv's ops inside a whole model.
+func (p *Peer) LlamaArchsPlaced(ctx context.Context, srv *Server, arch string, seed int) (*LlamaArchsRun, error) {
+	var env []string
+	if srv.SupportsOpQuery {
+		env = []string{"GGML_PEER_SUPPORTS_OP=1"}
+	}
+	return p.llamaArchs(ctx, srv.Endpoint, env, arch, seed)
+}
+
+func (p *Peer) llamaArchs(ctx context.Context, endpoint string, env []string, arch string, seed int) (*LlamaArchsRun, error) {
+	stdout, stderr, exitErr, err := p.runCaptured(ctx, endpoint, env, "test-llama-archs", "-a", "^"+regexp.QuoteMeta(arch)+"$", "-s", fmt.Sprint(seed))
 	run := &LlamaArchsRun{Stdout: stdout, Stderr: stderr, Err: exitErr}
 	if err != nil {
 		return run, err
