@@ -106,6 +106,8 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return allF32(t, s0) && s0.Ne == t.Ne
 	case runtime.OpL2Norm:
 		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(0) >= 0
+	case runtime.OpSsmConv:
+		return cpukernels.Supports(t) == nil // ggml's shapes, all f32, rows of adjacent elements
 	case runtime.OpGlu:
 		return b.supportsGlu(t)
 	case runtime.OpSetRows:
@@ -484,6 +486,10 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).i32(int32(t.Type))
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
 		return b.launch(&kRepeat, g, bl, 0, a)
+	case runtime.OpSsmConv:
+		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1)
+		g, bl := rowsGrid(t.Ne[0], t.Nrows())
+		return b.launch(&kSsmConv, g, bl, 0, a)
 	case runtime.OpConcat:
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(t.OpParamI32(0))
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())

@@ -679,3 +679,23 @@ extern "C" __global__ void k_concat(char *dst, shape4 d, const char *a, shape4 s
         }
     }
 }
+
+// SSM_CONV (Mamba's causal conv1d): dst[ch, t, s] = sum over j of
+// x[t + j, ch, s] * c[j, ch]; x {d_conv-1+n_t, d_inner, n_s}, c {d_conv,
+// d_inner}, dst {d_inner, n_t, n_s}, all f32.
+extern "C" __global__ void k_ssm_conv_f32(char *dst, shape4 d, const char *x, shape4 sx,
+                                          const char *c, shape4 sc) {
+    ROW_LOOP(d) {
+        i64 i1, i2, i3;
+        const i64 od = row_offset(d, r, &i1, &i2, &i3);
+        COL_LOOP(i0, d.ne[0]) {
+            const char *xr = x + i1 * sx.nb[0] + i0 * sx.nb[1] + i2 * sx.nb[2];
+            const char *cr = c + i0 * sc.nb[1];
+            float sum = 0.0f;
+            for (i64 j = 0; j < sc.ne[0]; j++) {
+                sum += *(const float *)(xr + j * sx.nb[0]) * *(const float *)(cr + j * sc.nb[0]);
+            }
+            *(float *)(dst + od + i0 * d.nb[0]) = sum;
+        }
+    }
+}
