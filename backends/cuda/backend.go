@@ -30,7 +30,8 @@ type Backend struct {
 	scratch []byte
 
 	// status is 8 bytes of device memory where kernels report bad input
-	// (get_rows: a flag and the offending row index).
+	// (get_rows, set_rows, add_id, mul_mat_id, ssm_scan: a flag and the
+	// offending index).
 	status uint64
 
 	// qbuf is device memory (qsize bytes) for MulMat's activations

@@ -417,6 +417,14 @@ func opCases() []opCase {
 	add("rms_norm_back", 1e-7, func(c *runtime.Context) *runtime.Tensor {
 		return c.RMSNormBack(c.NewTensor(F32, 90, 3), c.NewTensor(F32, 90, 3), 1e-5)
 	})
+	// Mamba-2's scan (scalar A, K = 1) and Mamba-1's (A per state element),
+	// three sequences whose states come from slots 0..2.
+	for _, na := range []int64{1, 16} {
+		cs = append(cs, opCase{name: fmt.Sprintf("ssm_scan_a%d", na), idx: 3, nmse: 1e-6, build: func(c *runtime.Context) *runtime.Tensor {
+			return c.SsmScan(c.NewTensor(F32, 16, 8, 4, 3), c.NewTensor(F32, 8, 4, 5, 3), c.NewTensor(F32, 4, 5, 3),
+				c.NewTensor(F32, na, 4), c.NewTensor(F32, 16, 2, 5, 3), c.NewTensor(F32, 16, 2, 5, 3), c.NewTensor(runtime.TypeI32, 3), 1)
+		}})
+	}
 	for _, mode := range []int32{runtime.RopeNormal, runtime.RopeNeoX} {
 		cs = append(cs, opCase{name: fmt.Sprintf("rope_mode%d", mode), idx: 200, nmse: 1e-7, build: func(c *runtime.Context) *runtime.Tensor {
 			return c.Rope(c.NewTensor(F32, 64, 4, 5), c.NewTensor(runtime.TypeI32, 5), 48, mode)

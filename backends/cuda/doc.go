@@ -42,6 +42,7 @@
 //	FILL                                 contiguous f32                         k_fill_f32
 //	REPEAT                               f32, f16                               k_repeat
 //	SSM_CONV                             f32, rows of adjacent elements         k_ssm_conv_f32
+//	SSM_SCAN                             f32, d_state <= 256                    k_ssm_scan_f32
 //	CONCAT                               f32                                    k_concat_f32
 //	                                     i8, f16, bf16, i32, i64 (not blocks)   k_concat
 //	MUL_MAT                              row-type weights, f32 activations      k_mul_mat_*, k_mul_mat_vec_*

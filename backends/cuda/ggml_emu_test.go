@@ -53,7 +53,7 @@ var emuJudgeSubset = []emuJudgeCase{
 	{op: "ABS"}, {op: "ADD_ID"}, {op: "CLAMP"}, {op: "CONCAT", params: `type=(f32|f16|i32),.*v=0`}, {op: "DIAG_MASK_INF"}, {op: "DUP"},
 	{op: "EXP"}, {op: "GEGLU"}, {op: "GEGLU_QUICK"}, {op: "GELU"}, {op: "GELU_QUICK"}, {op: "MEAN"},
 	{op: "REGLU"}, {op: "REPEAT"}, {op: "RMS_NORM_BACK"}, {op: "SILU"}, {op: "SILU_BACK"},
-	{op: "SUM_ROWS"}, {op: "SWIGLU_OAI"}, {op: "TANH"}, {op: "SUM"}, {op: "FILL"}, {op: "L2_NORM"},
+	{op: "SUM_ROWS"}, {op: "SWIGLU_OAI"}, {op: "TANH"}, {op: "SUM"}, {op: "FILL"}, {op: "L2_NORM"}, {op: "SSM_CONV"},
 }
 
 // TestGGMLJudgesEmulatedCUDA runs ggml's test-backend-ops against the

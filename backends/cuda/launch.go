@@ -83,6 +83,7 @@ var (
 	kSiluBack    = kernel{"elementwise", "k_silu_back_f32", []argKind{aP, aS, aP, aS, aP, aS}}
 	kRepeat      = kernel{"elementwise", "k_repeat", []argKind{aP, aS, aP, aS, aI}}
 	kSsmConv     = kernel{"elementwise", "k_ssm_conv_f32", []argKind{aP, aS, aP, aS, aP, aS}}
+	kSsmScan     = kernel{"elementwise", "k_ssm_scan_f32", []argKind{aP, aP, aS, aP, aS, aP, aS, aP, aS, aP, aS, aP, aS, aP, aS, aI, aP}}
 	kConcat      = kernel{"elementwise", "k_concat_f32", []argKind{aP, aS, aP, aS, aP, aS, aI}}
 	kCpy         = kernel{"elementwise", "k_cpy", []argKind{aP, aS, aI, aP, aS, aI}}
 	kGetRows     = kernel{"elementwise", "k_get_rows", []argKind{aP, aS, aP, aS, aI, aP, aS, aP}}
@@ -100,7 +101,7 @@ var (
 
 // allKernels lists every descriptor, for loading and for the PTX check.
 var allKernels = append([]*kernel{
-	&kBinary, &kBinaryAny, &kConcatAny, &kUnary, &kSiluBack, &kRepeat, &kSsmConv, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
+	&kBinary, &kBinaryAny, &kConcatAny, &kUnary, &kSiluBack, &kRepeat, &kSsmConv, &kSsmScan, &kConcat, &kCpy, &kGetRows, &kDiagMask, &kFill,
 	&kSumRows, &kSum, &kNorm, &kRmsNormBack, &kSoftMax, &kSoftMaxBack,
 	&kRoundAct, &kRope, &kGlu, &kSetRows, &kCpyQuant, &kSetRowsQ, &kPad, &kIm2col, &kAddID, &kArgsort, &kFlashAttn, &kMulMatID,
 }, allMulMat()...)

@@ -108,6 +108,10 @@ func (b *Backend) SupportsOp(t *runtime.Tensor) bool {
 		return allF32(t, s0) && s0.Ne == t.Ne && t.OpParamF32(0) >= 0
 	case runtime.OpSsmConv:
 		return cpukernels.Supports(t) == nil // ggml's shapes, all f32, rows of adjacent elements
+	case runtime.OpSsmScan:
+		// ggml's shapes (cpukernels' rules: the layouts the kernel reads),
+		// a state row the kernel's private array holds.
+		return cpukernels.Supports(t) == nil && t.Src[0].Ne[0] <= ssmScanMaxState
 	case runtime.OpGlu:
 		return b.supportsGlu(t)
 	case runtime.OpSetRows:
@@ -313,6 +317,13 @@ func clampGrid(n, max int64) uint32 {
 	return uint32(n)
 }
 
+// ssmScanThreads is k_ssm_scan_f32's block size (a thread per state
+// row); ssmScanMaxState its SSM_MAXN, the longest state row (d_state).
+const (
+	ssmScanThreads  = 64
+	ssmScanMaxState = 256
+)
+
 // rowsGrid is the launch shape of the "rows" kernels for a tensor with
 // ne0 columns and nrows rows.
 func rowsGrid(ne0, nrows int64) (dim3, dim3) {
@@ -490,6 +501,22 @@ func (b *Backend) computeNode(t *runtime.Tensor) error {
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1)
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())
 		return b.launch(&kSsmConv, g, bl, 0, a)
+	case runtime.OpSsmScan:
+		a.ptr(dst)
+		for _, st := range t.Src[:7] {
+			p, err := b.addr(st)
+			if err != nil {
+				return err
+			}
+			a.ptr(p).shape(st)
+		}
+		a.i32(t.OpParamI32(0)).ptr(b.status)
+		x := t.Src[1]
+		n := x.Ne[0] * x.Ne[1] * x.Ne[3]
+		if err := b.launch(&kSsmScan, dim3{clampGrid(ceilDiv(n, ssmScanThreads), maxGridX), 1, 1}, dim3{ssmScanThreads, 1, 1}, 0, a); err != nil {
+			return err
+		}
+		return b.checkStatus(t.Src[6], t.Src[0].Ne[3])
 	case runtime.OpConcat:
 		a.ptr(dst).shape(t).ptr(src[0]).shape(s0).ptr(src[1]).shape(s1).i32(t.OpParamI32(0))
 		g, bl := rowsGrid(t.Ne[0], t.Nrows())

@@ -90,7 +90,7 @@ func TestSupportsOpRefuses(t *testing.T) {
 }
 
 // TestEmulatedBadIDs checks that an out-of-range index of SET_ROWS,
-// ADD_ID and MUL_MAT_ID is an error wrapping runtime.ErrOutOfBounds that
+// ADD_ID, MUL_MAT_ID and SSM_SCAN (a sequence id) is an error wrapping runtime.ErrOutOfBounds that
 // names it, and that the backend computes normally afterwards.
 func TestEmulatedBadIDs(t *testing.T) {
 	b := newEmuBackend(t)
@@ -109,6 +109,10 @@ func TestEmulatedBadIDs(t *testing.T) {
 		{"mul_mat_id", func(c *runtime.Context) *runtime.Tensor {
 			return c.MulMatId(c.NewTensor(F32, 8, 5, 4), c.NewTensor(F32, 8, 3), c.NewTensor(runtime.TypeI32, 3))
 		}, func(o *runtime.Tensor) *runtime.Tensor { return o.Src[2] }},
+		{"ssm_scan", func(c *runtime.Context) *runtime.Tensor {
+			return c.SsmScan(c.NewTensor(F32, 16, 8, 4, 3), c.NewTensor(F32, 8, 4, 5, 3), c.NewTensor(F32, 4, 5, 3),
+				c.NewTensor(F32, 1, 4), c.NewTensor(F32, 16, 2, 5, 3), c.NewTensor(F32, 16, 2, 5, 3), c.NewTensor(runtime.TypeI32, 3), 1)
+		}, func(o *runtime.Tensor) *runtime.Tensor { return o.Src[6] }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, out, _ := buildCase(t, opCase{name: tc.name, idx: 3, build: tc.build}, b.DeviceBufferType())

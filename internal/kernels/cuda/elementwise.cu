@@ -699,3 +699,69 @@ extern "C" __global__ void k_ssm_conv_f32(char *dst, shape4 d, const char *x, sh
         }
     }
 }
+
+// SSM_SCAN (Mamba's selective scan), one thread per (dim element i1, head
+// h, sequence i3), its state row of nc <= SSM_MAXN elements in registers
+// or local memory, the tokens in order: dt' = softplus(dt), state =
+// state * exp(dt' * A) + B * x * dt', y = sum of state * C; the states
+// after the last K tokens go to dst's state slots after y (slot 0 the
+// final one). Operands as cpukernels' ssmScan reads them (s, dt and A
+// contiguous; x, B and C with dense rows); y and the slots are dense. A
+// sequence id outside [0, s.ne[3]) is reported in status and its thread
+// writes nothing.
+#define SSM_MAXN 256
+extern "C" __global__ void k_ssm_scan_f32(char *dst, const char *s, shape4 ss, const char *x, shape4 sx,
+                                          const char *dt, shape4 sdt, const char *A, shape4 sA,
+                                          const char *B, shape4 sB, const char *C, shape4 sC,
+                                          const char *ids, shape4 sids, int K, int *status) {
+    const i64 nc = ss.ne[0], nr = sx.ne[0], nh = sx.ne[1], nt = sx.ne[2], ns = sx.ne[3];
+    const i64 ng = sB.ne[1];
+    const i64 n = nr * nh * ns;
+    const i64 states_at = nr * nh * nt * ns * 4; // y's bytes
+    for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += (i64)gridDim.x * blockDim.x) {
+        const i64 i1 = u % nr, h = (u / nr) % nh, i3 = u / (nr * nh);
+        const int id = *(const int *)(ids + i3 * sids.nb[0]);
+        if (id < 0 || id >= ss.ne[3]) {
+            atomicExch(&status[1], id);
+            atomicExch(&status[0], 1);
+            continue;
+        }
+        float st[SSM_MAXN];
+        const char *s0 = s + h * ss.nb[2] + (i64)id * ss.nb[3] + i1 * nc * 4;
+        for (i64 i = 0; i < nc; i++) {
+            st[i] = ((const float *)s0)[i];
+        }
+        const float *a = (const float *)(A + h * sA.nb[1]);
+        const i64 g = h / (nh / ng);
+        for (i64 i2 = 0; i2 < nt; i2++) {
+            const float d = *(const float *)(dt + i2 * sdt.nb[1] + i3 * sdt.nb[2] + h * 4);
+            const float dtv = d > 20.0f ? d : logf(1.0f + expf(d));
+            const float xdt = *(const float *)(x + h * sx.nb[1] + i2 * sx.nb[2] + i3 * sx.nb[3] + i1 * 4) * dtv;
+            const float *b = (const float *)(B + g * sB.nb[1] + i2 * sB.nb[2] + i3 * sB.nb[3]);
+            const float *c = (const float *)(C + g * sC.nb[1] + i2 * sC.nb[2] + i3 * sC.nb[3]);
+            float sum = 0.0f;
+            if (sA.ne[0] == 1) {
+                const float dA = expf(dtv * a[0]);
+                for (i64 i0 = 0; i0 < nc; i0++) {
+                    const float v = st[i0] * dA + b[i0] * xdt;
+                    sum += v * c[i0];
+                    st[i0] = v;
+                }
+            } else {
+                for (i64 i0 = 0; i0 < nc; i0++) {
+                    const float v = st[i0] * expf(dtv * a[i0]) + b[i0] * xdt;
+                    sum += v * c[i0];
+                    st[i0] = v;
+                }
+            }
+            *(float *)(dst + (((i3 * nt + i2) * nh + h) * nr + i1) * 4) = sum;
+            const i64 slot = nt - 1 - i2;
+            if (slot < K) {
+                float *o = (float *)(dst + states_at + (slot * ns + i3) * ss.nb[3] + h * ss.nb[2] + i1 * nc * 4);
+                for (i64 i0 = 0; i0 < nc; i0++) {
+                    o[i0] = st[i0];
+                }
+            }
+        }
+    }
+}

@@ -48,6 +48,7 @@ alignas(16) unsigned char emu_dyn_shared[64 * 1024];
     X(k_silu_back_f32, (char *, shape4, const char *, shape4, const char *, shape4)) \
     X(k_repeat, (char *, shape4, const char *, shape4, int))                  \
     X(k_ssm_conv_f32, (char *, shape4, const char *, shape4, const char *, shape4)) \
+    X(k_ssm_scan_f32, (char *, const char *, shape4, const char *, shape4, const char *, shape4, const char *, shape4, const char *, shape4, const char *, shape4, const char *, shape4, int, int *)) \
     X(k_concat_f32, (char *, shape4, const char *, shape4, const char *, shape4, int)) \
     X(k_cpy, (char *, shape4, int, const char *, shape4, int))                \
     X(k_get_rows, (char *, shape4, const char *, shape4, int, const char *, shape4, int *)) \
