@@ -70,32 +70,7 @@ var emuJudgeSubset = []emuJudgeCase{
 // failing or unfinished case (an op declined whole, or one without cases
 // on this device, is not a failure there).
 func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
-	if os.Getenv("GOGML_PEER_ROOT") == "" {
-		t.Skip("SKIP: GOGML_PEER_ROOT (the ggml peer sysroot, `bash scripts/ggml-peer.sh path`; make test sets it) not set: ggml's judge on the emulated CUDA kernels not run")
-	}
-	b := newEmuBackend(t) // skips without g++
-	root, err := ggmlpeer.RepoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	p, err := ggmlpeer.Locate(ctx, root)
-	cancel()
-	if errors.Is(err, ggmlpeer.ErrUnavailable) {
-		t.Skipf("SKIP (peer unavailable, nothing judged): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := ggmlpeer.StartInProcessServer(rpcserver.Options{Backends: []runtime.Backend{b}, SupportsOpQuery: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("%v\n%s", err, srv.Log())
-		}
-	})
+	p, srv := emuPeerServer(t, "ggml's judge on the emulated CUDA kernels")
 	cases, assert := emuJudgeSubset, true
 	if v := os.Getenv("GOGML_EMU_GGML_OPS"); v != "" {
 		cases, assert = emuJudgeRuns(strings.Split(v, ","), os.Getenv("GOGML_EMU_GGML_P")), false
@@ -108,6 +83,7 @@ func TestGGMLJudgesEmulatedCUDA(t *testing.T) {
 	}
 	limit := 60 * time.Minute
 	if v := os.Getenv("GOGML_EMU_GGML_LIMIT"); v != "" {
+		var err error
 		if limit, err = time.ParseDuration(v); err != nil {
 			t.Fatalf("GOGML_EMU_GGML_LIMIT: %v", err)
 		}
@@ -203,32 +179,7 @@ func TestLlamaArchsOnEmulatedCUDA(t *testing.T) {
 	if os.Getenv("GOGML_EMU_ARCHS") == "" {
 		t.Skip("SKIP: GOGML_EMU_ARCHS (architectures, e.g. llama,qwen3; make ggml-cuda-emu-archs) not set: test-llama-archs on the emulated CUDA kernels not run")
 	}
-	if os.Getenv("GOGML_PEER_ROOT") == "" {
-		t.Skip("SKIP: GOGML_PEER_ROOT (the ggml peer sysroot, `bash scripts/ggml-peer.sh path`; make test sets it) not set: test-llama-archs on the emulated CUDA kernels not run")
-	}
-	b := newEmuBackend(t) // skips without g++
-	root, err := ggmlpeer.RepoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	p, err := ggmlpeer.Locate(ctx, root)
-	cancel()
-	if errors.Is(err, ggmlpeer.ErrUnavailable) {
-		t.Skipf("SKIP (peer unavailable, nothing judged): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := ggmlpeer.StartInProcessServer(rpcserver.Options{Backends: []runtime.Backend{b}, SupportsOpQuery: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("%v\n%s", err, srv.Log())
-		}
-	})
+	p, srv := emuPeerServer(t, "test-llama-archs on the emulated CUDA kernels")
 	for _, arch := range strings.Split(os.Getenv("GOGML_EMU_ARCHS"), ",") {
 		t.Run(arch, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -252,4 +203,39 @@ func TestLlamaArchsOnEmulatedCUDA(t *testing.T) {
 			t.Logf("%s: %d rows in %v", arch, len(rows), time.Since(start).Round(time.Second))
 		})
 	}
+}
+
+// emuPeerServer locates the ggml peer and serves the emulated CUDA
+// backend in process with the op-support query, closed when t ends. It
+// skips, naming what, without the peer (GOGML_PEER_ROOT, which make test
+// sets, or a fetch that found no packages) or g++.
+func emuPeerServer(t *testing.T, what string) (*ggmlpeer.Peer, *ggmlpeer.Server) {
+	t.Helper()
+	if os.Getenv("GOGML_PEER_ROOT") == "" {
+		t.Skipf("SKIP: GOGML_PEER_ROOT (the ggml peer sysroot, `bash scripts/ggml-peer.sh path`; make test sets it) not set: %s not run", what)
+	}
+	b := newEmuBackend(t) // skips without g++
+	root, err := ggmlpeer.RepoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	p, err := ggmlpeer.Locate(ctx, root)
+	cancel()
+	if errors.Is(err, ggmlpeer.ErrUnavailable) {
+		t.Skipf("SKIP (peer unavailable, %s not run): %v", what, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ggmlpeer.StartInProcessServer(rpcserver.Options{Backends: []runtime.Backend{b}, SupportsOpQuery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("%v\n%s", err, srv.Log())
+		}
+	})
+	return p, srv
 }
