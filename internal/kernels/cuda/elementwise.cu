@@ -20,6 +20,22 @@
 #define BIN_MUL 2
 #define BIN_DIV 3
 
+// bin_apply is binary op code op on x and y.
+static __device__ __forceinline__ float bin_apply(int op, float x, float y) {
+    switch (op) {
+    case BIN_ADD: return x + y;
+    case BIN_SUB: return x - y;
+    case BIN_MUL: return x * y;
+    default: return x / y;
+    }
+}
+
+// bcast_row is the byte offset in b of the row broadcast to dst's row
+// (i1, i2, i3).
+static __device__ __forceinline__ i64 bcast_row(const shape4 &sb, i64 i1, i64 i2, i64 i3) {
+    return (i1 % sb.ne[1]) * sb.nb[1] + (i2 % sb.ne[2]) * sb.nb[2] + (i3 % sb.ne[3]) * sb.nb[3];
+}
+
 // dst = a op b, b broadcast (each of b's dimensions divides a's).
 extern "C" __global__ void k_binary_f32(char *dst, shape4 d, const char *a, shape4 sa,
                                         const char *b, shape4 sb, int op) {
@@ -27,21 +43,13 @@ extern "C" __global__ void k_binary_f32(char *dst, shape4 d, const char *a, shap
         i64 i1, i2, i3;
         const i64 od = row_offset(d, r, &i1, &i2, &i3);
         const i64 oa = i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
-        const i64 ob = (i1 % sb.ne[1]) * sb.nb[1] + (i2 % sb.ne[2]) * sb.nb[2] +
-                       (i3 % sb.ne[3]) * sb.nb[3];
+        const i64 ob = bcast_row(sb, i1, i2, i3);
         const i64 nb0 = sb.ne[0];
         COL_LOOP(i0, d.ne[0]) {
             const float x = *(const float *)(a + oa + i0 * sa.nb[0]);
             const i64 j0 = nb0 == d.ne[0] ? i0 : i0 % nb0;
             const float y = *(const float *)(b + ob + j0 * sb.nb[0]);
-            float z;
-            switch (op) {
-            case BIN_ADD: z = x + y; break;
-            case BIN_SUB: z = x - y; break;
-            case BIN_MUL: z = x * y; break;
-            default: z = x / y; break;
-            }
-            *(float *)(dst + od + i0 * d.nb[0]) = z;
+            *(float *)(dst + od + i0 * d.nb[0]) = bin_apply(op, x, y);
         }
     }
 }
@@ -634,20 +642,12 @@ extern "C" __global__ void k_binary(char *dst, shape4 d, int dt, const char *a, 
         i64 i1, i2, i3;
         const i64 od = row_offset(d, r, &i1, &i2, &i3);
         const i64 oa = i1 * sa.nb[1] + i2 * sa.nb[2] + i3 * sa.nb[3];
-        const i64 ob = (i1 % sb.ne[1]) * sb.nb[1] + (i2 % sb.ne[2]) * sb.nb[2] +
-                       (i3 % sb.ne[3]) * sb.nb[3];
+        const i64 ob = bcast_row(sb, i1, i2, i3);
         const i64 nb0 = sb.ne[0];
         COL_LOOP(i0, d.ne[0]) {
             const float x = load_elem(a + oa, i0, sa.nb[0], at);
             const float y = load_elem(b + ob, nb0 == d.ne[0] ? i0 : i0 % nb0, sb.nb[0], bt);
-            float z;
-            switch (op) {
-            case BIN_ADD: z = x + y; break;
-            case BIN_SUB: z = x - y; break;
-            case BIN_MUL: z = x * y; break;
-            default: z = x / y; break;
-            }
-            store_elem(dst + od + i0 * d.nb[0], z, dt);
+            store_elem(dst + od + i0 * d.nb[0], bin_apply(op, x, y), dt);
         }
     }
 }
