@@ -97,8 +97,12 @@ var Claimed = map[string][]string{
 // (docs/ggml-conformance-opengl.md): 385 passed and 148 declined (rows
 // past llvmpipe's 60,000-iteration loop limit), once its kernel stopped
 // counting at rank k; the same run gave the counts above again.
+// FLASH_ATTN_EXT joined from its run in 12 chunks of 2026-12-03 (02:17 UTC
+// to 05:11 UTC, resumed across sessions with conformance -reuse, one
+// build, f3bee71): 5,335 passed and 8 declined (q1_0/q2_0 K or V), none
+// failed, every chunk finished.
 var ClaimedDeclining = map[string][]string{
-	"opengl": {"ARGSORT", "CPY", "GET_ROWS", "MUL_MAT", "MUL_MAT_ID", "OUT_PROD", "SET_ROWS", "TOP_K"},
+	"opengl": {"ARGSORT", "CPY", "FLASH_ATTN_EXT", "GET_ROWS", "MUL_MAT", "MUL_MAT_ID", "OUT_PROD", "SET_ROWS", "TOP_K"},
 }
 
 // CISubset lists, per backend, the claimed ops make test-ggml runs on
