@@ -27,7 +27,7 @@ help:
 	@echo "make test-ggml-full  every op of test-backend-ops against gogml rpc-server (long)"
 	@echo "make ggml-conformance  regenerate docs/ggml-conformance.md (every op, CPU and OpenGL; long)"
 	@echo "make ggml-cuda-emu  every op of test-backend-ops on the emulated CUDA kernels, table in /tmp (hours)"
-	@echo "make ggml-cuda-emu-archs  llama.cpp's test-llama-archs on the emulated CUDA backend (llama, qwen3, mistral3, granite)"
+	@echo "make ggml-cuda-emu-archs  llama.cpp's test-llama-archs on the emulated CUDA backend (twelve architectures, dense, MoE and SSM/hybrid)"
 	@echo "make gguf-peer    the GGUF tests against Debian's python3-gguf"
 	@echo "make test-simd-levels  the kernel and CPU backend tests at each SIMD level (GOGML_CPU=generic|avx2|avx512)"
 	@echo "make bench-planner-vs-ggml gogml's graph allocator vs ggml 0.27.0's ggml_gallocr on every corpus graph, interleaved; writes docs/planner-bench.md"
@@ -183,7 +183,7 @@ ggml-conformance: ggml-peer
 # CUDA backend as its RPC device (ops it declines placed on ggml's CPU by
 # llama.cpp's scheduler); CUDA_EMU_ARCHS lists the architectures.
 .PHONY: ggml-cuda-emu-archs
-CUDA_EMU_ARCHS ?= llama,qwen3,mistral3,granite
+CUDA_EMU_ARCHS ?= llama,qwen3,qwen3moe,mistral3,granite,smollm3,mamba,mamba2,granitehybrid,falcon-h1,jamba,nemotron_h
 ggml-cuda-emu-archs: ggml-peer
 	GOGML_PEER_ROOT=$$(bash scripts/ggml-peer.sh path) GOGML_EMU_ARCHS=$(CUDA_EMU_ARCHS) $(GO) test -count=1 -timeout 3h \
 		-run TestLlamaArchsOnEmulatedCUDA -v ./backends/cuda/

@@ -172,9 +172,10 @@ func lastBytes(s string, n int) string {
 // on ggml's CPU, as for a local GPU backend that lacks an op: every row
 // of the RPC device judges the CUDA kernels inside a whole model.
 // GOGML_EMU_ARCHS=a,b names the architectures and runs it (llama's dense
-// and MoE models took 9 minutes on two cores shared with two other long
-// runs, so make test leaves it to make ggml-cuda-emu-archs); without the
-// variable, or the peer or g++, it skips, saying so.
+// and MoE models take 22 s on two quiet cores, 9 minutes when they share
+// them with other long runs; eleven architectures 295 s), so make test
+// leaves it to make ggml-cuda-emu-archs; without the variable, or the
+// peer or g++, it skips, saying so.
 func TestLlamaArchsOnEmulatedCUDA(t *testing.T) {
 	if os.Getenv("GOGML_EMU_ARCHS") == "" {
 		t.Skip("SKIP: GOGML_EMU_ARCHS (architectures, e.g. llama,qwen3; make ggml-cuda-emu-archs) not set: test-llama-archs on the emulated CUDA kernels not run")
